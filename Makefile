@@ -1,0 +1,42 @@
+# Every target creates the virtualenv from pyproject.toml when it is missing or stale.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install test lint format dump_app_schema check_schema run bench
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check src tests examples bench
+	$(BIN)/ruff format --check src tests examples bench
+	$(BIN)/mypy src
+
+format: install
+	$(BIN)/ruff check --fix src tests examples bench
+	$(BIN)/ruff format src tests examples bench
+
+dump_app_schema: install
+	ENABLE_PREVIEW_FEATURES=true $(BIN)/agent-hooks schema > generated-app-schema.json
+
+# Fails when generated-app-schema.json no longer matches the models.
+check_schema: install
+	ENABLE_PREVIEW_FEATURES=true $(BIN)/agent-hooks schema | diff -u generated-app-schema.json - \
+		|| (echo "generated-app-schema.json is stale: run 'make dump_app_schema'" >&2; exit 1)
+
+run: install
+	ENABLE_PREVIEW_FEATURES=true $(BIN)/agent-hooks --verbose run examples/time-app/manifest.json \
+		--messages examples/time-app/history.json
+
+bench: install
+	$(BIN)/python bench/bench_injection.py

@@ -1,0 +1,3 @@
+from agent_hooks.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,99 @@
+"""Building an app's injector from its manifest (seed Component 5), and closing what it opened."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from injector import Binder, Injector, Module, multiprovider, provider, singleton
+
+from agent_hooks._preview_module import is_preview_module
+from agent_hooks.agent_hooks_module import AgentHooksModule
+from agent_hooks.clock import Clock, SystemClock
+from agent_hooks.config import ApplicationConfig, FeatureSettings
+from agent_hooks.injection import MessagesTransformer
+from agent_hooks.tools import (
+    NullStageReporter,
+    StagedBaseTool,
+    StageReporter,
+    ToolCallResultEnricher,
+)
+from agent_hooks.tools.toolsets import CurrentTimeTool, ToolRegistry, build_toolsets
+
+__all__ = ["AppModule", "aclose_app", "create_injector", "open_app"]
+
+_SHUTDOWN_TIMEOUT_SECONDS = 10.0
+"""Longest wait for toolsets to close (child processes, HTTP clients) when an app shuts down."""
+
+
+class AppModule(Module):
+    """Binds the manifest, the app clock, the built-in tools and the toolset registry.
+
+    Hosts override any of these from their own modules (passed after this one): a fixed
+    :class:`~agent_hooks.clock.Clock`, a :class:`~agent_hooks.tools.StageReporter`, more
+    ``list[StagedBaseTool]`` or ``list[ToolCallResultEnricher]`` entries.
+    """
+
+    def __init__(self, config: ApplicationConfig) -> None:
+        self.config = config
+
+    def configure(self, binder: Binder) -> None:
+        binder.bind(ApplicationConfig, to=self.config)
+        binder.bind(Clock, to=SystemClock, scope=singleton)  # type: ignore[type-abstract]
+        binder.bind(StageReporter, to=NullStageReporter, scope=singleton)  # type: ignore[type-abstract]
+        binder.multibind(list[ToolCallResultEnricher], to=[])
+        binder.multibind(list[MessagesTransformer], to=[])
+
+    @multiprovider
+    def provide_builtin_tools(self, clock: Clock) -> list[StagedBaseTool]:
+        return [CurrentTimeTool(clock)]
+
+    @singleton
+    @provider
+    def provide_tool_registry(
+        self,
+        config: ApplicationConfig,
+        internal_tools: list[StagedBaseTool],
+        stage_reporter: StageReporter,
+    ) -> ToolRegistry:
+        toolsets = build_toolsets(config.toolsets, internal_tools=internal_tools)
+        return ToolRegistry(toolsets, stage_reporter=stage_reporter)
+
+
+def create_injector(config: ApplicationConfig, modules: Iterable[Any] = ()) -> Injector:
+    """The app's injector: config, toolsets, enrichers and (with preview on) the hooks module.
+
+    ``modules`` (a host's internal tools, enrichers, clock) are installed after ours, so their
+    bindings win. Modules decorated with ``@preview_module`` are skipped while preview features
+    are off. Nothing is connected yet: toolsets open on first use.
+
+    Raises:
+        ConfigError: the manifest asks for something the process cannot provide (for example an
+            internal tool nobody registered).
+    """
+    preview = FeatureSettings().enable_preview_features
+    candidates = [AppModule(config), AgentHooksModule(), *modules]
+    installed = [m for m in candidates if preview or not is_preview_module(m)]
+    injector = Injector(installed, auto_bind=False)
+    injector.get(ToolRegistry)  # surfaces configuration errors now, not on the first request
+    return injector
+
+
+async def aclose_app(injector: Injector) -> None:
+    """Close every connection the app opened; safe to call twice, shielded from cancellation."""
+    with anyio.CancelScope(shield=True), anyio.move_on_after(_SHUTDOWN_TIMEOUT_SECONDS):
+        await injector.get(ToolRegistry).aclose()
+
+
+@asynccontextmanager
+async def open_app(
+    config: ApplicationConfig, modules: Iterable[Any] = ()
+) -> AsyncIterator[Injector]:
+    """``async with open_app(config) as injector:`` — the injector, closed on exit."""
+    injector = create_injector(config, modules)
+    try:
+        yield injector
+    finally:
+        await aclose_app(injector)

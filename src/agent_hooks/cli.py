@@ -1,0 +1,192 @@
+"""The ``agent-hooks`` command: validate a manifest, print its schema, run its hooks.
+
+A thin shell over the public API: :func:`main` parses ``argv``, and :func:`_run_command` is the one
+place that maps exceptions to messages and exit codes. No traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from injector import Binder, Module
+from pydantic import TypeAdapter, ValidationError
+
+from agent_hooks.app_factory import open_app
+from agent_hooks.clock import Clock, FixedClock
+from agent_hooks.config import ApplicationConfig, FeatureSettings
+from agent_hooks.config._diagnostics import issues_from_validation_error
+from agent_hooks.errors import AgentHooksError, ConfigError, ConfigIssue
+from agent_hooks.injection import MessagesTransformer
+from agent_hooks.messages import Message
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_INVALID = 2
+
+logger = logging.getLogger("agent_hooks.cli")
+
+_MESSAGES = TypeAdapter(list[Message])
+
+
+class _UserInputError(Exception):
+    """Bad input the user must fix: printed as ``PATH: message`` lines, exit code 2."""
+
+    def __init__(self, issues: Sequence[ConfigIssue], *, stream: str = "stderr") -> None:
+        super().__init__("\n".join(str(issue) for issue in issues))
+        self.issues = tuple(issues)
+        self.stream = stream
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit code (0 ok, 2 invalid input, 1 unexpected failure)."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse reports usage errors by exiting
+        return exc.code if isinstance(exc.code, int) else EXIT_INVALID
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        force=True,
+    )
+    return _run_command(args)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agent-hooks", description="Config-driven synthetic tool-call injection."
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every hook decision")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    validate = commands.add_parser("validate", help="check a manifest; exit 0 or 2")
+    validate.add_argument("manifest", type=Path)
+    validate.add_argument(
+        "--connect", action="store_true", help="contact every toolset and check hook tools exist"
+    )
+
+    commands.add_parser("schema", help="print the manifest JSON schema")
+
+    run = commands.add_parser("run", help="apply the request-start hooks to a history")
+    run.add_argument("manifest", type=Path)
+    run.add_argument(
+        "--messages", required=True, help="JSON array of OpenAI messages; '-' reads stdin"
+    )
+    run.add_argument(
+        "--now", type=float, default=None, metavar="UNIX_SECONDS", help="the app clock's time"
+    )
+    return parser
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    try:
+        if args.command == "validate":
+            return _validate(args.manifest, connect=args.connect)
+        if args.command == "schema":
+            return _schema()
+        return _run(args.manifest, args.messages, now=args.now)
+    except ConfigError as exc:
+        _print_issues(exc.issues, sys.stderr)
+        return EXIT_INVALID
+    except _UserInputError as exc:
+        _print_issues(exc.issues, sys.stdout if exc.stream == "stdout" else sys.stderr)
+        return EXIT_INVALID
+    except AgentHooksError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
+    except Exception as exc:  # the last line of defence: never a traceback
+        logger.debug("unexpected failure", exc_info=True)
+        print(f"error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _print_issues(issues: Sequence[ConfigIssue], stream: TextIO) -> None:
+    for issue in issues:
+        print(issue, file=stream)
+
+
+def _validate(manifest: Path, *, connect: bool) -> int:
+    try:
+        config = ApplicationConfig.from_file(manifest, preview=True)
+    except ConfigError as exc:
+        raise _UserInputError(exc.issues, stream="stdout") from exc
+    if config.hooks and not FeatureSettings().enable_preview_features:
+        print(
+            "warning: hooks are a preview feature and ENABLE_PREVIEW_FEATURES is off;"
+            " a host would ignore them",
+            file=sys.stderr,
+        )
+    if connect:
+        print("error: --connect is not available yet", file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_OK
+
+
+def _schema() -> int:
+    print(json.dumps(ApplicationConfig.model_json_schema(), indent=2))
+    return EXIT_OK
+
+
+def _run(manifest: Path, messages_source: str, *, now: float | None) -> int:
+    # With preview off, loading warns that the hooks are ignored: the history comes back unchanged.
+    config = ApplicationConfig.from_file(manifest)
+    messages = _load_messages(messages_source)
+    modules: list[Module] = [_ClockModule(FixedClock(now))] if now is not None else []
+    result = asyncio.run(_apply_hooks(config, messages, modules))
+    json.dump([message.to_openai() for message in result], sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return EXIT_OK
+
+
+async def _apply_hooks(
+    config: ApplicationConfig, messages: list[Message], modules: list[Module]
+) -> list[Message]:
+    async with open_app(config, modules) as injector:
+        for transformer in injector.get(list[MessagesTransformer]):
+            messages = await transformer.transform(messages)
+    return messages
+
+
+class _ClockModule(Module):
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+
+    def configure(self, binder: Binder) -> None:
+        binder.bind(Clock, to=self.clock)  # type: ignore[type-abstract]
+
+
+def _load_messages(source: str) -> list[Message]:
+    where = "stdin" if source == "-" else source
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _UserInputError(
+            [ConfigIssue("$", f"cannot read messages from {where}: {exc}")]
+        ) from exc
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        issue = ConfigIssue(
+            "$",
+            f"messages in {where} are not JSON (line {exc.lineno} column {exc.colno}: {exc.msg})",
+        )
+        raise _UserInputError([issue]) from exc
+    try:
+        return _MESSAGES.validate_python(data)
+    except ValidationError as exc:
+        issues = issues_from_validation_error(exc, data, Message)
+        raise _UserInputError(issues) from exc
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

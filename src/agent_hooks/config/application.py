@@ -1,0 +1,163 @@
+"""The app manifest: toolsets plus the (preview) hooks that use them.
+
+Loading goes in layers, each usable on its own: :meth:`ApplicationConfig.from_file` reads and
+decodes, :meth:`~ApplicationConfig.from_text` parses JSON, :meth:`~ApplicationConfig.from_dict`
+validates. All three raise :class:`~agent_hooks.errors.ConfigError` whose issues name JSON paths.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, model_validator
+
+from agent_hooks.config._base import StrictModel
+from agent_hooks.config._diagnostics import issues_from_validation_error
+from agent_hooks.config._preview import FeatureSettings, PreviewField, is_preview_field
+from agent_hooks.config._references import reference_errors
+from agent_hooks.config._schema import strip_preview_fields
+from agent_hooks.config.hooks import HookConfig
+from agent_hooks.config.toolsets import ToolsetConfig
+from agent_hooks.errors import ConfigError, ConfigIssue
+
+__all__ = ["PREVIEW_CONTEXT_KEY", "ApplicationConfig"]
+
+logger = logging.getLogger("agent_hooks.config")
+
+PREVIEW_CONTEXT_KEY = "preview"
+"""Validation-context key that overrides ``ENABLE_PREVIEW_FEATURES`` (``validate`` sets it)."""
+
+
+class ApplicationConfig(StrictModel):
+    """An agent-hooks app manifest."""
+
+    model_config = ConfigDict(populate_by_name=True, title="ApplicationConfig")
+
+    schema_: str | None = Field(
+        default=None,
+        alias="$schema",
+        examples=["./generated-app-schema.json"],
+    )
+    """URL or path of this schema, for editors. Ignored by validation."""
+
+    toolsets: list[ToolsetConfig] = Field(default_factory=list)
+    """Where the tools live: MCP servers, REST APIs, model deployments, internal tools."""
+
+    hooks: list[HookConfig] | None = PreviewField(
+        description="Config-driven hooks fired at named seams of request handling (preview).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gate_preview_fields(cls, data: Any, info: ValidationInfo) -> Any:
+        """With preview off, preview fields are dropped before anything looks at their value."""
+        if not isinstance(data, Mapping) or _preview_enabled(info.context):
+            return data
+        gated = dict(data)
+        for name in cls.preview_field_names():
+            if gated.get(name) is not None:
+                logger.warning(
+                    "preview field %r ignored: set ENABLE_PREVIEW_FEATURES=true to use it", name
+                )
+                gated[name] = None
+        return gated
+
+    @model_validator(mode="after")
+    def _check_references(self) -> ApplicationConfig:
+        errors = reference_errors(self)
+        if errors:
+            raise ValidationError.from_exception_data(type(self).__name__, errors)
+        return self
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The manifest schema as the current settings see it (no preview fields when off)."""
+        schema = super().model_json_schema(*args, **kwargs)
+        if FeatureSettings().enable_preview_features:
+            return schema
+        return strip_preview_fields(schema)
+
+    @classmethod
+    def preview_field_names(cls) -> tuple[str, ...]:
+        return tuple(name for name, field in cls.model_fields.items() if is_preview_field(field))
+
+    @classmethod
+    def from_dict(
+        cls, data: object, *, preview: bool | None = None, source: str | None = None
+    ) -> ApplicationConfig:
+        """Validate decoded JSON.
+
+        Args:
+            preview: override ``ENABLE_PREVIEW_FEATURES`` (``None`` reads the environment).
+
+        Raises:
+            ConfigError: the root is not an object, or any field is invalid.
+        """
+        if not isinstance(data, dict):
+            kind = _json_type_name(data)
+            raise ConfigError(
+                [ConfigIssue("$", f"the manifest must be a JSON object, got {kind}")],
+                source=source,
+            )
+        context = {PREVIEW_CONTEXT_KEY: preview} if preview is not None else None
+        try:
+            return cls.model_validate(data, context=context)
+        except ValidationError as exc:
+            raise ConfigError(issues_from_validation_error(exc, data, cls), source=source) from exc
+
+    @classmethod
+    def from_text(
+        cls, text: str, *, preview: bool | None = None, source: str | None = None
+    ) -> ApplicationConfig:
+        """Parse and validate JSON text.
+
+        Raises:
+            ConfigError: the text is not JSON, or the manifest is invalid.
+        """
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            issue = ConfigIssue(
+                "$", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            )
+            raise ConfigError([issue], source=source) from exc
+        return cls.from_dict(data, preview=preview, source=source)
+
+    @classmethod
+    def from_file(cls, path: str | Path, *, preview: bool | None = None) -> ApplicationConfig:
+        """Read, parse and validate a manifest file.
+
+        Raises:
+            ConfigError: the file cannot be read or decoded, or the manifest is invalid.
+        """
+        source = str(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise ConfigError(
+                [ConfigIssue("$", f"cannot read file: {reason}")], source=source
+            ) from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                [ConfigIssue("$", f"file is not UTF-8 text (byte {exc.start})")], source=source
+            ) from exc
+        return cls.from_text(text, preview=preview, source=source)
+
+
+def _preview_enabled(context: Any) -> bool:
+    if isinstance(context, Mapping) and context.get(PREVIEW_CONTEXT_KEY) is not None:
+        return bool(context[PREVIEW_CONTEXT_KEY])
+    return FeatureSettings().enable_preview_features
+
+
+def _json_type_name(value: object) -> str:
+    names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    for python_type, name in names.items():
+        if isinstance(value, python_type):
+            return name
+    return "a number" if isinstance(value, int | float) else type(value).__name__

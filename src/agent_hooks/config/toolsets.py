@@ -1,0 +1,212 @@
+"""Toolset declarations: where the tools that hooks call live.
+
+Secrets never need to be written into a manifest: a header or environment value written as
+``{"env": "NAME"}`` is read from the environment variable ``NAME`` when the call is made.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field
+
+from agent_hooks.config._base import StrictModel, require_in_schema
+
+__all__ = [
+    "DeploymentToolConfig",
+    "DeploymentToolsetConfig",
+    "EnvRef",
+    "ErrorMessageFallbackConfig",
+    "InternalToolsetConfig",
+    "McpServerConfig",
+    "McpToolsetConfig",
+    "RestApiToolsetConfig",
+    "RestToolConfig",
+    "SecretValue",
+    "StdioServerConfig",
+    "StreamableHttpServerConfig",
+    "ToolsetConfig",
+]
+
+
+class EnvRef(StrictModel):
+    """A value read from an environment variable at call time, so it never sits in the manifest."""
+
+    env: str = Field(min_length=1, examples=["MEMORY_API_TOKEN"])
+    """Name of the environment variable."""
+
+
+SecretValue = str | EnvRef
+"""A literal string, or ``{"env": "NAME"}`` to read it from the environment."""
+
+
+class ErrorMessageFallbackConfig(StrictModel):
+    """Turn any tool error into this text, which is then injected as the tool's result."""
+
+    model_config = ConfigDict(json_schema_extra=require_in_schema("kind"))
+
+    kind: Literal["error_message"] = "error_message"
+    """Discriminator: a fixed message template."""
+
+    template: str = Field(
+        default="The tool {tool} is unavailable: {error}",
+        examples=["Memories are unavailable right now ({error})."],
+    )
+    """Text shown instead of the result; ``{tool}`` and ``{error}`` are filled in."""
+
+
+FallbackConfig = Annotated[ErrorMessageFallbackConfig, Field(discriminator="kind")]
+
+
+class _ToolsetBase(StrictModel):
+    name: str = Field(min_length=1, examples=["memory_server"])
+    """Unique name of the toolset; prefixes the final names of ``mcp`` and ``rest-api`` tools."""
+
+    timeout_seconds: float = Field(default=30, gt=0)
+    """Longest time one tool call may take before it counts as failed."""
+
+    fallback: FallbackConfig | None = None
+    """What the model sees when a tool fails. Without one, a failing tool skips the injection."""
+
+
+class StdioServerConfig(StrictModel):
+    """An MCP server started as a child process speaking over stdin/stdout."""
+
+    model_config = ConfigDict(json_schema_extra=require_in_schema("transport"))
+
+    transport: Literal["stdio"] = "stdio"
+    """Discriminator: a child process."""
+
+    command: str = Field(min_length=1, examples=["python"])
+    """Executable to start."""
+
+    args: list[str] = Field(default_factory=list, examples=[["-m", "memory_server"]])
+    """Command-line arguments."""
+
+    env: dict[str, SecretValue] = Field(default_factory=dict)
+    """Variables merged over the MCP SDK's default child environment."""
+
+    cwd: str | None = None
+    """Working directory of the child process."""
+
+
+class StreamableHttpServerConfig(StrictModel):
+    """An MCP server reached over the streamable HTTP transport."""
+
+    model_config = ConfigDict(json_schema_extra=require_in_schema("transport"))
+
+    transport: Literal["streamable_http"] = "streamable_http"
+    """Discriminator: streamable HTTP."""
+
+    url: str = Field(min_length=1, examples=["http://127.0.0.1:8000/mcp"])
+    """The server's MCP endpoint."""
+
+    headers: dict[str, SecretValue] = Field(default_factory=dict)
+    """Headers sent with every request."""
+
+
+McpServerConfig = Annotated[
+    StdioServerConfig | StreamableHttpServerConfig, Field(discriminator="transport")
+]
+
+
+class McpToolsetConfig(_ToolsetBase):
+    """Tools of an MCP server; final names are ``{toolset}_{tool}``, sanitised."""
+
+    model_config = ConfigDict(json_schema_extra=require_in_schema("type"))
+
+    type: Literal["mcp"] = "mcp"
+    """Discriminator: an MCP server."""
+
+    server: McpServerConfig
+    """How to reach the server."""
+
+    allowed_tools: list[str] | None = None
+    """Only these server tools are offered; all of them when omitted."""
+
+
+class RestToolConfig(StrictModel):
+    """One endpoint of a REST API, offered as a tool."""
+
+    name: str = Field(min_length=1, examples=["get_preferences"])
+    """Tool name within the toolset."""
+
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "GET"
+    """HTTP method. Arguments not used in the path go to the query (GET, DELETE) or JSON body."""
+
+    path: str = Field(examples=["/users/{user_id}/preferences"])
+    """Path under ``base_url``; ``{param}`` placeholders are filled from the arguments."""
+
+    description: str = ""
+    """What the tool does, for the model."""
+
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    """JSON schema of the arguments."""
+
+
+class RestApiToolsetConfig(_ToolsetBase):
+    """Endpoints of a REST API; final names are ``{toolset}_{tool}``, sanitised."""
+
+    model_config = ConfigDict(json_schema_extra=require_in_schema("type"))
+
+    type: Literal["rest-api"] = "rest-api"
+    """Discriminator: a REST API."""
+
+    base_url: str = Field(min_length=1, examples=["https://prefs.example.com/api"])
+    """URL the tool paths are appended to."""
+
+    headers: dict[str, SecretValue] = Field(default_factory=dict)
+    """Headers sent with every request."""
+
+    tools: list[RestToolConfig] = Field(default_factory=list)
+    """The endpoints offered as tools."""
+
+
+class DeploymentToolConfig(StrictModel):
+    """A chat-completion deployment offered as a tool under its verbatim name."""
+
+    name: str = Field(min_length=1, examples=["My_Summarizer_tool"])
+    """Final function name (not prefixed)."""
+
+    deployment: str = Field(min_length=1, examples=["gpt-4o-mini"])
+    """Deployment id in ``/openai/deployments/{deployment}/chat/completions``."""
+
+    description: str = ""
+    """What the tool does, for the model."""
+
+
+class DeploymentToolsetConfig(_ToolsetBase):
+    """Model deployments behind an OpenAI-compatible (DIAL-shaped) chat-completions endpoint."""
+
+    model_config = ConfigDict(json_schema_extra=require_in_schema("type"))
+
+    type: Literal["deployment"] = "deployment"
+    """Discriminator: chat-completion deployments."""
+
+    endpoint: str = Field(min_length=1, examples=["https://dial.example.com"])
+    """Base URL; requests go to ``{endpoint}/openai/deployments/{deployment}/chat/completions``."""
+
+    api_key_env: str | None = Field(default=None, examples=["DIAL_API_KEY"])
+    """Environment variable holding the key sent as the ``api-key`` header."""
+
+    tools: list[DeploymentToolConfig] = Field(default_factory=list)
+    """The deployments offered as tools."""
+
+
+class InternalToolsetConfig(_ToolsetBase):
+    """Python tools the host registered through DI, selected by name (used verbatim)."""
+
+    model_config = ConfigDict(json_schema_extra=require_in_schema("type"))
+
+    type: Literal["internal"] = "internal"
+    """Discriminator: tools registered in the host process."""
+
+    tools: list[str] = Field(default_factory=list, examples=[["current_time"]])
+    """Names of registered tools to offer; ``current_time`` is built in."""
+
+
+ToolsetConfig = Annotated[
+    McpToolsetConfig | RestApiToolsetConfig | DeploymentToolsetConfig | InternalToolsetConfig,
+    Field(discriminator="type"),
+]
+"""Any toolset a manifest may declare (discriminated on ``type``)."""

@@ -1,0 +1,104 @@
+"""Injecting a synthetic ``tool_calls`` + ``tool`` pair, with dedup by content and TTL reuse."""
+
+from __future__ import annotations
+
+import secrets
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agent_hooks.clock import Clock, SystemClock
+from agent_hooks.config.hooks import InjectionFrequency
+from agent_hooks.injection._ids import arguments_json, call_id_prefix, make_call_id
+from agent_hooks.injection._pairs import SyntheticPair, inject_pair, is_fresh
+from agent_hooks.injection._transformer import MessagesTransformer
+from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
+from agent_hooks.tools import ToolCallResult, ToolCallResultEnricher
+
+__all__ = ["SyntheticToolCallInjector"]
+
+
+class SyntheticToolCallInjector(MessagesTransformer):
+    """Adds the result of one tool call to the history as if the model had asked for it.
+
+    Subclasses say which tool (:meth:`get_tool_name`), with which arguments, and produce the
+    content (:meth:`get_content`); placement, ids and TTL handling are fixed here (SPEC section
+    4). ``ttl_seconds`` turns on the TTL: while the latest result is fresh, nothing is called.
+    """
+
+    def __init__(
+        self,
+        *,
+        clock: Clock | None = None,
+        ttl_seconds: int | None = None,
+        enrichers: Sequence[ToolCallResultEnricher] = (),
+    ) -> None:
+        if ttl_seconds is not None and ttl_seconds <= 0:
+            raise ValueError(f"ttl_seconds must be positive, got {ttl_seconds!r}")
+        self.clock: Clock = clock or SystemClock()
+        self.ttl_seconds = ttl_seconds
+        self.enrichers = tuple(enrichers)
+
+    @abstractmethod
+    def get_tool_name(self) -> str:
+        """The final function name shown in the synthetic call."""
+
+    def get_arguments(self) -> Mapping[str, Any]:
+        return {}
+
+    def get_frequency(self, messages: Sequence[Message]) -> InjectionFrequency:
+        return InjectionFrequency.APPEND_IF_CHANGED
+
+    @abstractmethod
+    async def get_content(self, messages: Sequence[Message]) -> str | None:
+        """The tool message's text; ``None`` skips the injection."""
+
+    def should_inject(self, messages: Sequence[Message]) -> bool:
+        """False while a TTL-stamped result for this tool and these arguments is still fresh."""
+        if self.ttl_seconds is None:
+            return True
+        prefix = call_id_prefix(self.get_tool_name(), self.get_arguments())
+        return not is_fresh(messages, prefix, self.clock.now())
+
+    def make_call_id(self, content: str, frequency: InjectionFrequency) -> str:
+        """A fresh id; ``always`` hashes a random token instead of the content so ids differ."""
+        content_key = content if frequency is InjectionFrequency.APPEND_IF_CHANGED else None
+        expiry = None
+        if self.ttl_seconds is not None:
+            expiry = int(self.clock.now()) + self.ttl_seconds
+        return make_call_id(
+            self.get_tool_name(),
+            self.get_arguments(),
+            content_key if content_key is not None else secrets.token_hex(16),
+            ttl_expiry_seconds=expiry,
+        )
+
+    async def transform(self, messages: Sequence[Message]) -> list[Message]:
+        if not self.should_inject(messages):
+            return list(messages)
+        content = await self.get_content(messages)
+        if content is None:
+            return list(messages)
+        return self.inject_content(messages, content)
+
+    def inject_content(self, messages: Sequence[Message], content: str) -> list[Message]:
+        """The history with a new pair carrying ``content``, placed by the frequency rules."""
+        frequency = self.get_frequency(messages)
+        pair = self.build_pair(self.make_call_id(content, frequency), content)
+        prefix = call_id_prefix(self.get_tool_name(), self.get_arguments())
+        return inject_pair(messages, pair, frequency=frequency, prefix=prefix)
+
+    def build_pair(self, call_id: str, content: str) -> SyntheticPair:
+        """The assistant call and the enriched tool answer for one injection."""
+        tool_name = self.get_tool_name()
+        call = ToolCall(
+            id=call_id,
+            type="function",
+            function=FunctionCall(name=tool_name, arguments=arguments_json(self.get_arguments())),
+        )
+        assistant = Message(role=Role.ASSISTANT, content=None, tool_calls=[call])
+        tool_message = Message(role=Role.TOOL, tool_call_id=call_id, content=content)
+        result = ToolCallResult(tool_call_id=call_id, content=content, tool_name=tool_name)
+        for enricher in self.enrichers:
+            tool_message = enricher.enrich(tool_message, result)
+        return SyntheticPair(assistant=assistant, tool=tool_message)

@@ -1,0 +1,31 @@
+"""The tool contract: what a hook calls, whatever sits behind the tool.
+
+Concrete toolsets (MCP, REST, deployments, internal) live in :mod:`agent_hooks.tools.toolsets`.
+"""
+
+from agent_hooks._toolnames import MAX_TOOL_NAME_LENGTH, sanitize_toolname
+from agent_hooks.tools._base import (
+    StagedBaseTool,
+    StaticToolSource,
+    ToolCallResult,
+    ToolCallResultEnricher,
+    ToolSource,
+)
+from agent_hooks.tools._fallback import ErrorMessageStrategy, FallbackProcessor, FallbackStrategy
+from agent_hooks.tools._stages import NullStageReporter, StageLevel, StageReporter
+
+__all__ = [
+    "MAX_TOOL_NAME_LENGTH",
+    "ErrorMessageStrategy",
+    "FallbackProcessor",
+    "FallbackStrategy",
+    "NullStageReporter",
+    "StageLevel",
+    "StageReporter",
+    "StagedBaseTool",
+    "StaticToolSource",
+    "ToolCallResult",
+    "ToolCallResultEnricher",
+    "ToolSource",
+    "sanitize_toolname",
+]

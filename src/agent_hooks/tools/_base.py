@@ -1,0 +1,150 @@
+"""The tool contract every hook runs against, whatever is behind it (MCP, REST, a model, Python).
+
+Nothing here does I/O: concrete tools live in :mod:`agent_hooks.tools.toolsets` and implement
+:meth:`StagedBaseTool.execute`. :meth:`StagedBaseTool.arun` wraps that with what every tool gets
+for free: a progress stage for the host and the tool's fallback strategies.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from agent_hooks.messages import Message
+from agent_hooks.tools._fallback import FallbackProcessor
+from agent_hooks.tools._stages import NullStageReporter, StageLevel, StageReporter
+
+__all__ = [
+    "StagedBaseTool",
+    "StaticToolSource",
+    "ToolCallResult",
+    "ToolCallResultEnricher",
+    "ToolSource",
+]
+
+_EMPTY_OBJECT_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallResult:
+    """What one run of a tool produced.
+
+    ``from_fallback`` is true when a fallback strategy turned an exception into ``content``.
+    """
+
+    tool_call_id: str
+    content: str | None
+    tool_name: str = ""
+    from_fallback: bool = False
+
+
+class StagedBaseTool(ABC):
+    """A tool with a final function name, run inside a host-visible (or hidden) stage.
+
+    Subclasses implement :meth:`execute`, or override :meth:`arun` entirely. ``name``,
+    ``description`` and ``parameters`` may be class attributes or constructor arguments.
+    """
+
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] = _EMPTY_OBJECT_SCHEMA
+
+    _abstract_tool: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        fallback: FallbackProcessor | None = None,
+        stage_reporter: StageReporter | None = None,
+    ) -> None:
+        if name is not None:
+            self.name = name
+        if not getattr(self, "name", None):
+            raise TypeError(f"{type(self).__name__} needs a name (class attribute or name=...)")
+        if description is not None:
+            self.description = description
+        if parameters is not None:
+            self.parameters = parameters
+        self.fallback = fallback or FallbackProcessor()
+        self.stage_reporter: StageReporter = stage_reporter or NullStageReporter()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        overrides_run = cls.arun is not StagedBaseTool.arun
+        overrides_execute = cls.execute is not StagedBaseTool.execute
+        if not (overrides_run or overrides_execute or cls.__dict__.get("_abstract_tool", False)):
+            raise TypeError(f"{cls.__name__} must implement execute() (or override arun())")
+
+    async def arun(
+        self,
+        tool_call_id: str,
+        *,
+        stage_level: StageLevel = StageLevel.VISIBLE,
+        **arguments: Any,
+    ) -> ToolCallResult:
+        """Run the tool inside a stage; a matching fallback strategy turns an error into content.
+
+        Raises:
+            Exception: whatever :meth:`execute` raised, when no fallback strategy matches it.
+        """
+        reporter = self.stage_reporter
+        reporter.stage_started(tool_call_id=tool_call_id, tool_name=self.name, level=stage_level)
+        error: Exception | None = None
+        try:
+            content = await self.execute(arguments)
+            return ToolCallResult(tool_call_id=tool_call_id, content=content, tool_name=self.name)
+        except Exception as exc:
+            error = exc
+            fallback_content = self.fallback.process(self.name, exc)
+            return ToolCallResult(
+                tool_call_id=tool_call_id,
+                content=fallback_content,
+                tool_name=self.name,
+                from_fallback=True,
+            )
+        finally:
+            reporter.stage_finished(
+                tool_call_id=tool_call_id, tool_name=self.name, level=stage_level, error=error
+            )
+
+    async def execute(self, arguments: Mapping[str, Any]) -> str | None:
+        """Do the work and return the text the model should read (``None``: nothing to say)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+class ToolCallResultEnricher(ABC):
+    """Adds host state to the synthetic ``tool`` message built from a result.
+
+    Hosts register enrichers as a DI multiprovider of ``list[ToolCallResultEnricher]`` (empty by
+    default); each one receives the message the previous one returned.
+    """
+
+    @abstractmethod
+    def enrich(self, message: Message, result: ToolCallResult) -> Message: ...
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+    """Finds a tool by its final function name; may open a connection to find out."""
+
+    async def find_tool(self, name: str) -> StagedBaseTool | None: ...
+
+
+class StaticToolSource:
+    """A :class:`ToolSource` over a fixed list of tools (the first tool with a name wins)."""
+
+    def __init__(self, tools: Iterable[StagedBaseTool]) -> None:
+        self._by_name: dict[str, StagedBaseTool] = {}
+        for tool in tools:
+            self._by_name.setdefault(tool.name, tool)
+
+    async def find_tool(self, name: str) -> StagedBaseTool | None:
+        return self._by_name.get(name)

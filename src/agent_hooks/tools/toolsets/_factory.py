@@ -1,0 +1,61 @@
+"""From manifest toolset declarations to live (unopened) toolsets."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import assert_never
+
+from agent_hooks.config.toolsets import (
+    DeploymentToolsetConfig,
+    ErrorMessageFallbackConfig,
+    InternalToolsetConfig,
+    McpToolsetConfig,
+    RestApiToolsetConfig,
+    ToolsetConfig,
+)
+from agent_hooks.errors import ConfigError, ConfigIssue
+from agent_hooks.tools import ErrorMessageStrategy, FallbackProcessor, StagedBaseTool
+from agent_hooks.tools.toolsets._base import Toolset
+from agent_hooks.tools.toolsets.internal import InternalToolset
+
+__all__ = ["build_toolsets", "fallback_processor"]
+
+
+def build_toolsets(
+    configs: Sequence[ToolsetConfig], *, internal_tools: Sequence[StagedBaseTool]
+) -> list[Toolset]:
+    """One toolset per declaration, in manifest order; nothing is opened yet.
+
+    Raises:
+        ConfigError: a declaration cannot be honoured (every problem, not just the first).
+    """
+    toolsets: list[Toolset] = []
+    issues: list[ConfigIssue] = []
+    for index, config in enumerate(configs):
+        try:
+            toolsets.append(_build(config, f"toolsets[{index}]", internal_tools))
+        except ConfigError as exc:
+            issues.extend(exc.issues)
+    if issues:
+        raise ConfigError(issues)
+    return toolsets
+
+
+def fallback_processor(config: ErrorMessageFallbackConfig | None) -> FallbackProcessor | None:
+    if config is None:
+        return None
+    return FallbackProcessor([ErrorMessageStrategy(config.template)])
+
+
+def _build(config: ToolsetConfig, path: str, internal_tools: Sequence[StagedBaseTool]) -> Toolset:
+    match config:
+        case InternalToolsetConfig():
+            toolset: Toolset = InternalToolset(config, internal_tools, path=path)
+        case McpToolsetConfig() | RestApiToolsetConfig() | DeploymentToolsetConfig():
+            raise ConfigError(
+                [ConfigIssue(f"{path}.type", f"{config.type!r} is not supported yet")]
+            )
+        case _:
+            assert_never(config)
+    toolset.fallback = fallback_processor(config.fallback)
+    return toolset

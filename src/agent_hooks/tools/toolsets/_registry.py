@@ -1,0 +1,82 @@
+"""All toolsets of an app, looked up by final function name, closed together."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Self
+
+from agent_hooks.errors import UsageError
+from agent_hooks.tools import StagedBaseTool, StageReporter
+from agent_hooks.tools.toolsets._base import Toolset
+from agent_hooks.tools.toolsets._guard import GuardedTool
+
+__all__ = ["ToolRegistry"]
+
+logger = logging.getLogger("agent_hooks.tools")
+
+
+class ToolRegistry:
+    """A :class:`~agent_hooks.tools.ToolSource` over the app's toolsets.
+
+    Tools come back wrapped in :class:`GuardedTool` (deadline, fallback, host stages). The
+    registry owns the toolsets: :meth:`aclose` closes every one, once.
+    """
+
+    def __init__(
+        self,
+        toolsets: Sequence[Toolset],
+        *,
+        stage_reporter: StageReporter | None = None,
+    ) -> None:
+        self.toolsets = tuple(toolsets)
+        self._stage_reporter = stage_reporter
+        self._guarded: dict[str, StagedBaseTool] = {}
+        self._closed = False
+
+    async def find_tool(self, name: str) -> StagedBaseTool | None:
+        """The first toolset's tool with this final name, guarded; ``None`` when none has it.
+
+        Raises:
+            UsageError: the registry was closed.
+            ToolError: a toolset that may own the name could not be reached.
+        """
+        if self._closed:
+            raise UsageError("the tool registry is closed; create a new app to call tools")
+        if name in self._guarded:
+            return self._guarded[name]
+        for toolset in self.toolsets:
+            tool = await toolset.find_tool(name)
+            if tool is not None:
+                guarded = GuardedTool(
+                    tool,
+                    timeout_seconds=toolset.timeout_seconds,
+                    fallback=toolset.fallback,
+                    stage_reporter=self._stage_reporter,
+                )
+                self._guarded[name] = guarded
+                return guarded
+        return None
+
+    async def aclose(self) -> None:
+        """Close every toolset; one failing to close does not keep the others open."""
+        if self._closed:
+            return
+        self._closed = True
+        for toolset in self.toolsets:
+            try:
+                await toolset.aclose()
+            except Exception:
+                logger.exception("toolset=%s outcome=close_failed", toolset.name)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,33 @@
+"""Real helpers shared by tests: a scripted tool and OpenAI-shaped messages."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agent_hooks.messages import Message
+from agent_hooks.tools import StagedBaseTool
+
+
+class ScriptedTool(StagedBaseTool):
+    """A real tool whose answers are scripted: each run returns the next item (repeating the last).
+
+    An item that is an exception is raised instead, so failure paths run through ``arun``.
+    """
+
+    def __init__(self, name: str, *answers: str | Exception | None) -> None:
+        super().__init__(name=name)
+        self.answers = list(answers) or ["ok"]
+        self.calls: list[dict[str, Any]] = []
+
+    async def execute(self, arguments: Mapping[str, Any]) -> str | None:
+        self.calls.append(dict(arguments))
+        answer = self.answers[min(len(self.calls), len(self.answers)) - 1]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def msg(**fields: Any) -> Message:
+    """A message exactly as an OpenAI client would send it."""
+    return Message.model_validate(fields)

@@ -1,0 +1,129 @@
+"""``agent-hooks run`` and ``schema`` (SPEC section 7), in-process and as a real subprocess."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_hooks.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+TIME_APP = REPO / "examples" / "time-app"
+NOW = 1_900_000_000  # 2030-03-17T17:46:40Z
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    output = json.loads(captured.out) if code == 0 and captured.out.strip() else captured.out
+    return code, output, captured.err
+
+
+@pytest.mark.usefixtures("preview_on")
+def test_run_prints_the_history_with_the_injected_pair(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, history, _ = run_cli(
+        capsys,
+        "run", str(TIME_APP / "manifest.json"),
+        "--messages", str(TIME_APP / "history.json"),
+        "--now", str(NOW),
+    )  # fmt: skip
+    assert code == 0
+    original = json.loads((TIME_APP / "history.json").read_text())
+    assert history[:2] == original
+    assert history[2]["tool_calls"][0]["function"] == {"name": "current_time", "arguments": "{}"}
+    assert history[3] == {
+        "role": "tool",
+        "tool_call_id": history[2]["tool_calls"][0]["id"],
+        "content": "2030-03-17T17:46:40Z",
+    }
+    assert history[3]["tool_call_id"].endswith(f"_ttl_{NOW + 600:08x}")
+
+
+@pytest.mark.usefixtures("preview_on")
+def test_run_within_the_ttl_leaves_its_own_output_unchanged(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    manifest = str(TIME_APP / "manifest.json")
+    messages = str(TIME_APP / "history.json")
+    _, first, _ = run_cli(capsys, "run", manifest, "--messages", messages, "--now", str(NOW))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(first)))
+    code, second, _ = run_cli(capsys, "run", manifest, "--messages", "-", "--now", str(NOW + 599))
+    assert code == 0
+    assert second == first
+
+
+@pytest.mark.usefixtures("preview_off")
+def test_run_with_preview_off_says_so_and_leaves_the_history_unchanged(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, history, err = run_cli(
+        capsys,
+        "run", str(TIME_APP / "manifest.json"),
+        "--messages", str(TIME_APP / "history.json"),
+    )  # fmt: skip
+    assert code == 0
+    assert history == json.loads((TIME_APP / "history.json").read_text())
+    assert "ENABLE_PREVIEW_FEATURES" in err
+
+
+@pytest.mark.usefixtures("preview_on")
+def test_run_with_a_bad_messages_file_exits_2_naming_the_place(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "history.json"
+    bad.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "robot"}]))
+    code, _, err = run_cli(capsys, "run", str(TIME_APP / "manifest.json"), "--messages", str(bad))
+    assert code == 2
+    assert err.splitlines() == [
+        "[1].role: must be one of 'system', 'developer', 'user', 'assistant', 'tool' or 'function',"
+        " got 'robot'"
+    ]
+
+
+def test_run_with_a_bad_manifest_exits_2_with_path_lines(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"toolsets": [{"type": "internal"}]}))
+    code, _, err = run_cli(
+        capsys, "run", str(manifest), "--messages", str(TIME_APP / "history.json")
+    )
+    assert code == 2
+    assert "toolsets[0].name: required field is missing" in err.splitlines()
+
+
+def test_schema_follows_the_preview_setting(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ENABLE_PREVIEW_FEATURES", "false")
+    _, schema_off, _ = run_cli(capsys, "schema")
+    monkeypatch.setenv("ENABLE_PREVIEW_FEATURES", "true")
+    _, schema_on, _ = run_cli(capsys, "schema")
+    assert "hooks" not in schema_off["properties"]
+    assert schema_on["properties"]["hooks"]["x-preview"] is True
+
+
+def test_the_installed_command_runs_without_a_traceback(tmp_path: Path) -> None:
+    executable = Path(sys.executable).with_name("agent-hooks")
+    missing = tmp_path / "nope.json"
+    completed = subprocess.run(
+        [str(executable), "run", str(missing), "--messages", str(missing)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert "Traceback" not in completed.stderr
+    assert completed.stdout == ""
+    assert "cannot read file" in completed.stderr

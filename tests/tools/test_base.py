@@ -1,0 +1,95 @@
+"""The StagedBaseTool contract: stages, fallback strategies, subclass rules."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from agent_hooks.errors import ToolError
+from agent_hooks.tools import (
+    ErrorMessageStrategy,
+    FallbackProcessor,
+    StagedBaseTool,
+    StageLevel,
+    ToolCallResult,
+)
+from tests._support import ScriptedTool
+
+
+class RecordingReporter:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, StageLevel, str | None]] = []
+
+    def stage_started(self, *, tool_call_id: str, tool_name: str, level: StageLevel) -> None:
+        self.events.append(("start", tool_name, level, None))
+
+    def stage_finished(
+        self, *, tool_call_id: str, tool_name: str, level: StageLevel, error: BaseException | None
+    ) -> None:
+        self.events.append(("end", tool_name, level, type(error).__name__ if error else None))
+
+
+async def test_arun_reports_a_stage_around_the_run() -> None:
+    reporter = RecordingReporter()
+    tool = ScriptedTool("t", "done")
+    tool.stage_reporter = reporter
+    result = await tool.arun("call_1", stage_level=StageLevel.HIDDEN, q="x")
+    assert result == ToolCallResult(tool_call_id="call_1", content="done", tool_name="t")
+    assert tool.calls == [{"q": "x"}]
+    assert reporter.events == [
+        ("start", "t", StageLevel.HIDDEN, None),
+        ("end", "t", StageLevel.HIDDEN, None),
+    ]
+
+
+async def test_without_a_matching_strategy_the_exception_propagates() -> None:
+    tool = ScriptedTool("t", ValueError("bad"))
+    tool.fallback = FallbackProcessor([ErrorMessageStrategy(exception_types=(ToolError,))])
+    with pytest.raises(ValueError, match="bad"):
+        await tool.arun("call_1")
+
+
+async def test_a_matching_strategy_turns_the_exception_into_content() -> None:
+    reporter = RecordingReporter()
+    tool = ScriptedTool("t", ToolError("t", "server down"))
+    tool.stage_reporter = reporter
+    tool.fallback = FallbackProcessor(
+        [
+            ErrorMessageStrategy("never", exception_types=(KeyError,)),
+            ErrorMessageStrategy("{tool}: {error}", exception_types=(ToolError,)),
+        ]
+    )
+    result = await tool.arun("call_1")
+    assert result.content == "t: tool 't' failed: server down"
+    assert result.from_fallback
+    assert reporter.events[-1] == ("end", "t", StageLevel.VISIBLE, "ToolError")
+
+
+def test_a_subclass_must_implement_execute_or_arun() -> None:
+    with pytest.raises(TypeError, match="execute"):
+
+        class Nothing(StagedBaseTool):  # pragma: no cover - the class statement itself fails
+            name = "nothing"
+
+
+async def test_a_subclass_may_override_arun_and_use_a_class_attribute_name() -> None:
+    class Echo(StagedBaseTool):
+        name = "echo"
+
+        async def arun(
+            self, tool_call_id: str, *, stage_level: StageLevel = StageLevel.VISIBLE, **kw: Any
+        ) -> ToolCallResult:
+            return ToolCallResult(tool_call_id=tool_call_id, content=str(kw))
+
+    assert (await Echo().arun("c", a=1)).content == "{'a': 1}"
+
+
+def test_a_tool_needs_a_name() -> None:
+    class Anonymous(StagedBaseTool):
+        async def execute(self, arguments: Mapping[str, Any]) -> str:
+            return ""
+
+    with pytest.raises(TypeError, match="needs a name"):
+        Anonymous()

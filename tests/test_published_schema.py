@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from pydantic import ValidationError
 
 from agent_hooks.config import ApplicationConfig
 
@@ -63,5 +64,5 @@ def test_schema_and_validator_agree_on_rejections(
         assert any(
             path[: len(error.absolute_path)] == list(error.absolute_path) for error in errors
         )
-    with pytest.raises(ValueError):
+    with pytest.raises(ValidationError):
         ApplicationConfig.model_validate(manifest, context={"preview": True})

@@ -29,14 +29,6 @@ class SyntheticPair:
     assistant: Message
     tool: Message
 
-    @property
-    def call_id(self) -> str:
-        return self.tool.tool_call_id or ""
-
-    @property
-    def content(self) -> object:
-        return self.tool.content
-
 
 @dataclass(frozen=True)
 class _Located:

@@ -1,16 +1,22 @@
-"""Turning pydantic's validation errors into ``PATH: message`` lines a manifest author can act on.
+"""Turning bad manifest text and pydantic's validation errors into ``PATH: message`` lines.
 
 Paths follow the author's JSON, not pydantic's internals: dotted keys, ``[i]`` indices, ``$`` for
-the root, and no union tags (pydantic puts the discriminator value into ``loc``; it is dropped by
-walking the location against the input data). Unknown keys get a did-you-mean from the keys the
-model at that place accepts.
+the root, and no union tags. pydantic puts a discriminator value (``'tool_call'``) or a member label
+(``'str'``, ``'EnvRef'``) into ``loc`` whenever it crosses a union; walking ``loc`` against the
+models drops them. For an untagged union (``"value"`` or ``{"env": "NAME"}``) pydantic reports every
+member's failure; the author only needs the member their value was shaped like, or one line naming
+the accepted shapes. Unknown keys and unknown choices get a did-you-mean from what the model at that
+place accepts. Every line stays one printable line: odd keys are quoted, values shown with ``repr``.
 """
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
@@ -36,95 +42,179 @@ _JSON_TYPE_NAMES = {
     "list_type": "an array",
 }
 
+_BOUNDS = {
+    "greater_than": "greater than",
+    "greater_than_equal": "at least",
+    "less_than": "less than",
+    "less_than_equal": "at most",
+}
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
+
+_DISCRIMINATORS = ("kind", "type", "transport")
+
 
 def issues_from_validation_error(
     exc: ValidationError, data: object, model: type[BaseModel]
 ) -> list[ConfigIssue]:
-    """One :class:`ConfigIssue` per pydantic error, in pydantic's order, duplicates removed."""
+    """One :class:`ConfigIssue` per problem, in pydantic's order, duplicates removed."""
+    located = [
+        (error, _locate(error["loc"], data, model)) for error in exc.errors(include_url=False)
+    ]
     issues: list[ConfigIssue] = []
-    for error in exc.errors(include_url=False):
-        issue = _issue(error, data, model)
-        if issue not in issues:
-            issues.append(issue)
+    seen: set[ConfigIssue] = set()
+    done_unions: set[_Union] = set()
+    for error, where in located:
+        if where.union is None:
+            found = [_issue(error, where)]
+        elif where.union in done_unions:
+            continue
+        else:
+            done_unions.add(where.union)
+            members = [(e, w) for e, w in located if w.union == where.union]
+            found = _union_issues(where.union, members)
+        for issue in found:
+            if issue not in seen:
+                seen.add(issue)
+                issues.append(issue)
     return issues
 
 
 def format_path(parts: Sequence[str | int]) -> str:
-    """``("hooks", 2, "kind")`` → ``hooks[2].kind``; an empty path is ``$``."""
+    """``("hooks", 2, "kind")`` → ``hooks[2].kind``; an empty path is ``$``.
+
+    Keys that are not plain identifiers are bracketed and quoted (``env['MY VAR']``), so a key with
+    a dot, a space or a newline can neither be misread nor break the one-line-per-error output.
+    """
     rendered = ""
     for part in parts:
         if isinstance(part, int):
             rendered += f"[{part}]"
+        elif not _PLAIN_KEY.fullmatch(part):
+            rendered += f"[{part!r}]"
         else:
             rendered += f".{part}" if rendered else part
     return rendered or "$"
 
 
-def _issue(error: ErrorDetails, data: object, model: type[BaseModel]) -> ConfigIssue:
-    path = _json_path(error["loc"], data)
+@dataclass(frozen=True)
+class _Union:
+    """An untagged union that pydantic tried member by member: where it is, what it was given."""
+
+    path: tuple[str | int, ...]
+    value: object = field(compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where an error sits, in the author's terms and in the models' terms."""
+
+    path: tuple[str | int, ...]
+    value: object
+    type_: Any
+    parent_type: Any
+    union: _Union | None
+    union_member: str
+    """pydantic's label of the union member this error belongs to (``'str'``, ``'EnvRef'``)."""
+
+
+def _locate(loc: Sequence[str | int], data: object, model: type[BaseModel]) -> _Where:
+    """Walk pydantic's ``loc`` through the models and the data at once, dropping union parts."""
+    path: list[str | int] = []
+    value: object = data
+    tp: Any = model
+    parent: Any = None
+    union: _Union | None = None
+    union_member = ""
+    for part in loc:
+        tp = _unwrap(tp)
+        if _is_union(tp):
+            member = _member_for(tp, str(part))
+            if member is not None:
+                if not _is_discriminated(tp) and union is None:
+                    union, union_member = _Union(tuple(path), value), str(part)
+                tp = member
+                continue
+            tp = _unwrap(_member_for_value(tp, value))  # our own locations carry no union tags
+        child = _child_type(tp, part)
+        if child is None and str(part) in _tags_of(tp):
+            continue  # a one-member tagged union keeps its tag in ``loc`` too
+        parent, tp = tp, child
+        path.append(part)
+        value = _child_value(value, part)
+    return _Where(tuple(path), value, tp, parent, union, union_member)
+
+
+def _issue(error: ErrorDetails, where: _Where) -> ConfigIssue:
+    path = format_path(where.path)
     kind = error["type"]
     ctx = error.get("ctx") or {}
-    value = error.get("input")
     if kind == "extra_forbidden":
-        known = _known_keys(model, error["loc"][:-1])
-        key = str(error["loc"][-1])
-        return ConfigIssue(format_path(path), f"unknown key{did_you_mean(key, known)}")
+        known = _field_names(where.parent_type)
+        suggestion = did_you_mean(str(where.path[-1]), known)
+        detail = suggestion or f" (allowed keys: {quoted_list(known)})"
+        return ConfigIssue(path, f"unknown key{detail}")
     if kind == "missing":
-        return ConfigIssue(format_path(path), "required field is missing")
+        return ConfigIssue(path, "required field is missing")
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         discriminator = str(ctx.get("discriminator", "")).strip("'")
-        choices = _tag_choices(model, error["loc"])
+        union = _unwrap(where.type_)
+        members = get_args(union) if _is_union(union) else (union,)
+        choices = [tag for member in members for tag in _tags_of(_unwrap(member))]
+        path = format_path([*where.path, discriminator])
         if kind == "union_tag_not_found":
-            message = f"required field is missing (one of: {quoted_list(choices)})"
-        else:
-            tag = ctx.get("tag")
-            message = f"unknown {discriminator} {tag!r}{did_you_mean(str(tag), choices)}"
-            message += f" (expected one of: {quoted_list(choices)})"
-        return ConfigIssue(format_path([*path, discriminator]), message)
+            return ConfigIssue(path, f"required field is missing (one of {quoted_list(choices)})")
+        tag = where.value.get(discriminator) if isinstance(where.value, dict) else ctx.get("tag")
+        return ConfigIssue(path, _choice_message(tag, choices))
     if kind in ("enum", "literal_error"):
-        choices = _tag_choices(model, error["loc"], field_level=True) or []
-        message = f"must be one of {ctx.get('expected')}, got {value!r}"
-        if choices and isinstance(value, str):
-            message += did_you_mean(value, choices)
-        return ConfigIssue(format_path(path), message)
+        return ConfigIssue(path, _choice_message(error.get("input"), _choices(where.type_)))
     if kind in _JSON_TYPE_NAMES:
-        return ConfigIssue(
-            format_path(path), f"must be {_JSON_TYPE_NAMES[kind]}, got {_describe(value)}"
-        )
-    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
-        words = {
-            "greater_than": "greater than",
-            "greater_than_equal": "at least",
-            "less_than": "less than",
-            "less_than_equal": "at most",
-        }[kind]
+        return ConfigIssue(path, f"must be {_JSON_TYPE_NAMES[kind]}, got {_describe(where.value)}")
+    if kind in _BOUNDS:
         limit = next(iter(ctx.values()), "?")
-        return ConfigIssue(format_path(path), f"must be {words} {limit}")
+        return ConfigIssue(path, f"must be {_BOUNDS[kind]} {_number(limit)}")
     if kind == "string_too_short":
-        return ConfigIssue(format_path(path), "must not be empty")
-    message = error["msg"]
-    message = message.removeprefix("Value error, ")
-    return ConfigIssue(format_path(path), message[:1].lower() + message[1:])
+        return ConfigIssue(path, "must not be empty")
+    if kind == "string_unicode":
+        text = _describe(error.get("input"))
+        return ConfigIssue(
+            path, f"{text} contains a lone surrogate escape, which is not Unicode text"
+        )
+    message = error["msg"].removeprefix("Value error, ")
+    return ConfigIssue(path, message[:1].lower() + message[1:])
 
 
-def _json_path(loc: tuple[str | int, ...], data: object) -> list[str | int]:
-    """The author's JSON path for pydantic's ``loc``: parts absent from the data are union tags."""
-    path: list[str | int] = []
-    current: object = data
-    for position, part in enumerate(loc):
-        if isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
-            current = current[part]
-        elif isinstance(current, dict) and part in current:
-            current = current[part]
-        elif position == len(loc) - 1 or not isinstance(current, dict):
-            current = None
+def _union_issues(union: _Union, members: list[tuple[ErrorDetails, _Where]]) -> list[ConfigIssue]:
+    """The errors of the member the value was shaped like, or one line naming every shape.
+
+    A member whose only error is a type mismatch at the union itself did not match the value's
+    shape; any other member did, and its errors are the ones the author can act on.
+    """
+    shapes: dict[str, str] = {}
+    matched: list[str] = []
+    for error, where in members:
+        if where.path == union.path and error["type"] in _JSON_TYPE_NAMES:
+            shapes.setdefault(where.union_member, _JSON_TYPE_NAMES[error["type"]])
         else:
-            continue  # a discriminator value pydantic put into the location
-        path.append(part)
-    return path
+            matched.append(where.union_member)
+    shaped = next((member for member in matched if member not in shapes), None)
+    if shaped is not None:
+        return [_issue(e, w) for e, w in members if w.union_member == shaped]
+    accepted = " or ".join(dict.fromkeys(shapes.values()))
+    return [
+        ConfigIssue(format_path(union.path), f"must be {accepted}, got {_describe(union.value)}")
+    ]
+
+
+def _choice_message(value: object, choices: Sequence[str]) -> str:
+    if len(choices) == 1:
+        return f"must be {choices[0]!r}, got {_describe(value)}"
+    suggestion = did_you_mean(value, choices) if isinstance(value, str) else ""
+    return f"must be one of {quoted_list(choices)}, got {_describe(value)}{suggestion}"
 
 
 def _describe(value: object) -> str:
+    """A JSON value as the author wrote it, short enough for one line."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -134,9 +224,17 @@ def _describe(value: object) -> str:
     if isinstance(value, list):
         return "an array"
     if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        return f"string {shown!r}"
-    return f"{type(value).__name__} {value!r}"
+        return repr(value if len(value) <= 40 else value[:37] + "...")
+    if isinstance(value, int) and abs(value) >= 10**40:
+        return "a number with more than 40 digits"
+    return repr(value)
+
+
+def _number(limit: object) -> str:
+    """``0.0`` is shown as ``0``: the author wrote a JSON number, not a Python float."""
+    if isinstance(limit, float) and limit.is_integer():
+        return str(int(limit))
+    return str(limit)
 
 
 def _unwrap(tp: Any) -> Any:
@@ -154,70 +252,78 @@ def _unwrap(tp: Any) -> Any:
             return tp
 
 
-def _walk(model: type[BaseModel], loc: Sequence[str | int]) -> Any:
-    """The type at ``loc`` inside ``model``, following union tags; ``None`` when lost."""
-    tp: Any = model
-    for part in loc:
-        tp = _unwrap(tp)
-        origin = get_origin(tp)
-        if isinstance(tp, type) and issubclass(tp, BaseModel):
-            field = next(
-                (f for n, f in tp.model_fields.items() if (f.alias or n) == part or n == part),
-                None,
-            )
-            if field is not None:
-                tp = field.annotation
-            elif str(part) not in _tags_of(tp):
-                return None
-        elif origin is list and isinstance(part, int):
-            tp = get_args(tp)[0]
-        elif origin is dict and isinstance(part, str):
-            tp = get_args(tp)[1]
-        elif origin in (Union, types.UnionType):
-            tp = _member_for_tag(tp, str(part))
-            if tp is None:
-                return None
-        else:
-            return None
-    return tp
+def _is_union(tp: Any) -> bool:
+    return get_origin(tp) in (Union, types.UnionType)
 
 
-def _member_for_tag(union: Any, tag: str) -> Any:
+def _is_discriminated(union: Any) -> bool:
+    return all(_tags_of(_unwrap(member)) for member in get_args(union))
+
+
+def _member_for(union: Any, part: str) -> Any:
+    """The member pydantic named in ``loc``: by its tag (tagged) or its label (untagged)."""
     for member in get_args(union):
-        if isinstance(member, type) and issubclass(member, BaseModel) and tag in _tags_of(member):
+        bare = _unwrap(member)
+        if part in _tags_of(bare) or part == getattr(bare, "__name__", None):
             return member
     return None
 
 
-def _tags_of(model: type[BaseModel]) -> list[str]:
+def _member_for_value(union: Any, value: object) -> Any:
+    """The member of a tagged union that ``value``'s discriminator selects, if any."""
+    if not isinstance(value, dict):
+        return None
+    for member in get_args(union):
+        tags = _tags_of(_unwrap(member))
+        if any(value.get(name) in tags for name in _DISCRIMINATORS):
+            return member
+    return None
+
+
+def _child_type(tp: Any, part: str | int) -> Any:
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        for name, field in tp.model_fields.items():
+            if part in (name, field.alias):
+                return field.annotation
+        return None
+    origin = get_origin(tp)
+    if origin is list and isinstance(part, int):
+        return get_args(tp)[0]
+    if origin is dict and isinstance(part, str):
+        return get_args(tp)[1]
+    return None
+
+
+def _child_value(value: object, part: str | int) -> object:
+    if isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
+        return value[part]
+    if isinstance(value, dict) and isinstance(part, str):
+        return value.get(part)
+    return None
+
+
+def _tags_of(tp: Any) -> list[str]:
+    if not (isinstance(tp, type) and issubclass(tp, BaseModel)):
+        return []
     tags: list[str] = []
-    for name in ("kind", "type", "transport"):
-        field = model.model_fields.get(name)
+    for name in _DISCRIMINATORS:
+        field = tp.model_fields.get(name)
         if field is not None and get_origin(field.annotation) is Literal:
             tags.extend(str(arg) for arg in get_args(field.annotation))
     return tags
 
 
-def _known_keys(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
-    tp = _unwrap(_walk(model, loc))
+def _field_names(tp: Any) -> list[str]:
+    tp = _unwrap(tp)
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return [field.alias or name for name, field in tp.model_fields.items()]
     return []
 
 
-def _tag_choices(
-    model: type[BaseModel], loc: Sequence[str | int], *, field_level: bool = False
-) -> list[str]:
-    tp = _unwrap(_walk(model, loc))
-    if field_level:
-        origin = get_origin(tp)
-        if origin is Literal:
-            return [str(arg) for arg in get_args(tp)]
-        if isinstance(tp, type) and issubclass(tp, str):
-            return [str(member) for member in getattr(tp, "__members__", {}).values()]
-        return []
-    if get_origin(tp) in (Union, types.UnionType):
-        return [tag for member in get_args(tp) for tag in _tags_of(_unwrap(member))]
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return _tags_of(tp)
+def _choices(tp: Any) -> list[str]:
+    tp = _unwrap(tp)
+    if get_origin(tp) is Literal:
+        return [str(arg) for arg in get_args(tp)]
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return [str(member.value) for member in tp]
     return []

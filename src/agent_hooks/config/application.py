@@ -7,7 +7,6 @@ validates. All three raise :class:`~agent_hooks.errors.ConfigError` whose issues
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,6 +16,7 @@ from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, model_v
 
 from agent_hooks.config._base import StrictModel
 from agent_hooks.config._diagnostics import issues_from_validation_error
+from agent_hooks.config._jsontext import parse_json_text
 from agent_hooks.config._preview import FeatureSettings, PreviewField, is_preview_field
 from agent_hooks.config._references import reference_errors
 from agent_hooks.config._schema import strip_preview_fields
@@ -116,15 +116,10 @@ class ApplicationConfig(StrictModel):
         """Parse and validate JSON text.
 
         Raises:
-            ConfigError: the text is not JSON, or the manifest is invalid.
+            ConfigError: the text is not strict JSON (see :func:`parse_json_text`: no ``NaN``, no
+                key repeated in one object), or the manifest is invalid.
         """
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            issue = ConfigIssue(
-                "$", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-            )
-            raise ConfigError([issue], source=source) from exc
+        data = parse_json_text(text, source=source)
         return cls.from_dict(data, preview=preview, source=source)
 
     @classmethod

@@ -163,7 +163,7 @@ def _issue(error: ErrorDetails, where: _Where) -> ConfigIssue:
         choices = [tag for member in members for tag in _tags_of(_unwrap(member))]
         path = format_path([*where.path, discriminator])
         if kind == "union_tag_not_found":
-            return ConfigIssue(path, f"required field is missing (one of {quoted_list(choices)})")
+            return ConfigIssue(path, f"required field is missing (expected {_one_of(choices)})")
         tag = where.value.get(discriminator) if isinstance(where.value, dict) else ctx.get("tag")
         return ConfigIssue(path, _choice_message(tag, choices))
     if kind in ("enum", "literal_error"):
@@ -207,10 +207,12 @@ def _union_issues(union: _Union, members: list[tuple[ErrorDetails, _Where]]) -> 
 
 
 def _choice_message(value: object, choices: Sequence[str]) -> str:
-    if len(choices) == 1:
-        return f"must be {choices[0]!r}, got {_describe(value)}"
-    suggestion = did_you_mean(value, choices) if isinstance(value, str) else ""
-    return f"must be one of {quoted_list(choices)}, got {_describe(value)}{suggestion}"
+    suggestion = did_you_mean(value, choices) if isinstance(value, str) and len(choices) > 1 else ""
+    return f"must be {_one_of(choices)}, got {_describe(value)}{suggestion}"
+
+
+def _one_of(choices: Sequence[str]) -> str:
+    return repr(choices[0]) if len(choices) == 1 else f"one of {quoted_list(choices)}"
 
 
 def _describe(value: object) -> str:

@@ -46,7 +46,8 @@ def parse_json_text(text: str, *, source: str | None = None) -> object:
             parse_int=_bounded_int,
         )
     except json.JSONDecodeError as exc:
-        message = f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        reason = exc.msg[:1].lower() + exc.msg[1:]
+        message = f"invalid JSON: {reason} (line {exc.lineno}, column {exc.colno})"
         raise ConfigError([ConfigIssue("$", message)], source=source) from exc
     except RecursionError as exc:
         issue = ConfigIssue("$", "invalid JSON: nested too deeply")

@@ -128,17 +128,22 @@ def _locate(loc: Sequence[str | int], data: object, model: type[BaseModel]) -> _
     union_member = ""
     for part in loc:
         tp = _unwrap(tp)
+        if _is_union(tp) and not _is_discriminated(tp):
+            if union is None:
+                union, union_member = _Union(tuple(path), value), str(part)
+            tp = _member_for(tp, str(part))
+            continue
         if _is_union(tp):
             member = _member_for(tp, str(part))
             if member is not None:
-                if not _is_discriminated(tp) and union is None:
-                    union, union_member = _Union(tuple(path), value), str(part)
                 tp = member
                 continue
             tp = _unwrap(_member_for_value(tp, value))  # our own locations carry no union tags
         child = _child_type(tp, part)
         if child is None and str(part) in _tags_of(tp):
             continue  # a one-member tagged union keeps its tag in ``loc`` too
+        if child is None and isinstance(part, int) and isinstance(value, list):
+            child = tp  # ``model`` describes the items of a top-level array (a messages file)
         parent, tp = tp, child
         path.append(part)
         value = _child_value(value, part)
@@ -167,7 +172,10 @@ def _issue(error: ErrorDetails, where: _Where) -> ConfigIssue:
         tag = where.value.get(discriminator) if isinstance(where.value, dict) else ctx.get("tag")
         return ConfigIssue(path, _choice_message(tag, choices))
     if kind in ("enum", "literal_error"):
-        return ConfigIssue(path, _choice_message(error.get("input"), _choices(where.type_)))
+        choices = _choices(where.type_)
+        if not choices:  # a type the walk could not follow: pydantic's own list of choices
+            return ConfigIssue(path, f"must be {ctx.get('expected')}, got {_describe(where.value)}")
+        return ConfigIssue(path, _choice_message(error.get("input"), choices))
     if kind in _JSON_TYPE_NAMES:
         return ConfigIssue(path, f"must be {_JSON_TYPE_NAMES[kind]}, got {_describe(where.value)}")
     if kind in _BOUNDS:
@@ -212,7 +220,10 @@ def _choice_message(value: object, choices: Sequence[str]) -> str:
 
 
 def _one_of(choices: Sequence[str]) -> str:
-    return repr(choices[0]) if len(choices) == 1 else f"one of {quoted_list(choices)}"
+    """``'a'``, or ``one of 'a', 'b' or 'c'``."""
+    if len(choices) == 1:
+        return repr(choices[0])
+    return f"one of {quoted_list(choices[:-1])} or {choices[-1]!r}"
 
 
 def _describe(value: object) -> str:

@@ -1,7 +1,12 @@
-"""Checks that look across the manifest: names that must be unique or must point somewhere."""
+"""Checks that look across the manifest: names that must be unique or must point somewhere.
+
+Each problem is located at the field the author has to change and raised through pydantic (a
+``ValidationError`` with custom locations), so it is reported exactly like a type error.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -11,60 +16,81 @@ from agent_hooks.config._suggest import did_you_mean, quoted_list
 
 if TYPE_CHECKING:
     from agent_hooks.config.application import ApplicationConfig
+    from agent_hooks.config.hooks import ToolCallHookConfig
 
 __all__ = ["reference_errors"]
 
+_VERBATIM_TOOLSET_TYPES = ("deployment", "internal")
+"""Toolset types whose tools keep their declared names, so a hook must not name the toolset."""
+
 
 def reference_errors(config: ApplicationConfig) -> list[InitErrorDetails]:
-    """Every cross-reference problem, each located at the field that has to change."""
-    errors: list[InitErrorDetails] = []
-    first_toolset: dict[str, int] = {}
-    for index, toolset in enumerate(config.toolsets):
-        if toolset.name in first_toolset:
-            where = f"toolsets[{first_toolset[toolset.name]}]"
-            errors.append(
-                _error(
-                    ("toolsets", index, "name"),
-                    f"duplicate toolset name {toolset.name!r} (first declared at {where})",
-                    toolset.name,
-                )
-            )
-        else:
-            first_toolset[toolset.name] = index
-
-    first_hook: dict[str, int] = {}
-    for index, hook in enumerate(config.hooks or []):
-        if hook.name is not None:
-            if hook.name in first_hook:
-                where = f"hooks[{first_hook[hook.name]}]"
-                errors.append(
-                    _error(
-                        ("hooks", index, "name"),
-                        f"duplicate hook name {hook.name!r} (first used at {where})",
-                        hook.name,
-                    )
-                )
-            else:
-                first_hook[hook.name] = index
-        if hook.toolset_name is not None and hook.toolset_name not in first_toolset:
-            message = (
-                f"no toolset named {hook.toolset_name!r}"
-                f"{did_you_mean(hook.toolset_name, first_toolset)}"
-                f" (declared toolsets: {quoted_list(first_toolset)})"
-            )
-            errors.append(_error(("hooks", index, "toolset_name"), message, hook.toolset_name))
-        full_name = (
-            hook.tool_name
-            if hook.toolset_name is None
-            else uncut_toolname(f"{hook.toolset_name}_{hook.tool_name}")
-        )
-        if len(full_name) > MAX_TOOL_NAME_LENGTH:
-            message = (
-                f"final tool name {full_name!r} is {len(full_name)} characters;"
-                f" the limit is {MAX_TOOL_NAME_LENGTH}"
-            )
-            errors.append(_error(("hooks", index, "tool_name"), message, hook.tool_name))
+    """Every cross-reference problem, in manifest order (toolsets first, then hook by hook)."""
+    hooks = config.hooks or []
+    toolset_types: dict[str, str] = {}
+    for toolset in config.toolsets:
+        toolset_types.setdefault(toolset.name, toolset.type)
+    errors = _duplicates("toolsets", ((i, t.name) for i, t in enumerate(config.toolsets)))
+    errors += _duplicates("hooks", ((i, h.name) for i, h in enumerate(hooks)))
+    for index, hook in enumerate(hooks):
+        errors += _toolset_errors(index, hook, toolset_types)
+        errors += _length_errors(index, hook)
+    errors.sort(key=lambda error: (error["loc"][0] != "toolsets", error["loc"][1]))
     return errors
+
+
+def _duplicates(section: str, names: Iterable[tuple[int, str | None]]) -> list[InitErrorDetails]:
+    """A name already used earlier in ``section``, reported at the later use."""
+    noun = {"toolsets": "toolset", "hooks": "hook"}[section]
+    first: dict[str, int] = {}
+    errors: list[InitErrorDetails] = []
+    for index, name in names:
+        if name is None:
+            continue
+        if name in first:
+            message = f"duplicate {noun} name {name!r} (first used at {section}[{first[name]}])"
+            errors.append(_error((section, index, "name"), message, name))
+        else:
+            first[name] = index
+    return errors
+
+
+def _toolset_errors(
+    index: int, hook: ToolCallHookConfig, toolset_types: Mapping[str, str]
+) -> list[InitErrorDetails]:
+    """``toolset_name`` must name a declared toolset whose tools are addressed by prefix."""
+    name = hook.toolset_name
+    if name is None:
+        return []
+    if name not in toolset_types:
+        message = (
+            f"no toolset named {name!r}{did_you_mean(name, toolset_types)}"
+            f" (declared toolsets: {quoted_list(toolset_types)})"
+        )
+        return [_error(("hooks", index, "toolset_name"), message, name)]
+    kind = toolset_types[name]
+    if kind in _VERBATIM_TOOLSET_TYPES:
+        message = (
+            f"toolset {name!r} has type {kind!r}, whose tools keep their own names;"
+            " remove toolset_name and give the tool's name in tool_name"
+        )
+        return [_error(("hooks", index, "toolset_name"), message, name)]
+    return []
+
+
+def _length_errors(index: int, hook: ToolCallHookConfig) -> list[InitErrorDetails]:
+    """A final name over the limit would be cut, so it could name a different tool or none."""
+    if hook.toolset_name is None:
+        full_name = hook.tool_name
+    else:
+        full_name = uncut_toolname(f"{hook.toolset_name}_{hook.tool_name}")
+    if len(full_name) <= MAX_TOOL_NAME_LENGTH:
+        return []
+    message = (
+        f"final tool name {full_name!r} is {len(full_name)} characters;"
+        f" the limit is {MAX_TOOL_NAME_LENGTH}"
+    )
+    return [_error(("hooks", index, "tool_name"), message, hook.tool_name)]
 
 
 def _error(loc: tuple[str | int, ...], message: str, value: str) -> InitErrorDetails:

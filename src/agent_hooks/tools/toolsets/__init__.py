@@ -4,12 +4,21 @@ from agent_hooks.tools.toolsets._base import Toolset
 from agent_hooks.tools.toolsets._factory import build_toolsets
 from agent_hooks.tools.toolsets._guard import GuardedTool
 from agent_hooks.tools.toolsets._registry import ToolRegistry
+from agent_hooks.tools.toolsets.deployment import DeploymentTool, DeploymentToolset
 from agent_hooks.tools.toolsets.internal import CurrentTimeTool, InternalToolset
+from agent_hooks.tools.toolsets.mcp import McpTool, McpToolset
+from agent_hooks.tools.toolsets.rest import RestApiToolset, RestTool
 
 __all__ = [
     "CurrentTimeTool",
+    "DeploymentTool",
+    "DeploymentToolset",
     "GuardedTool",
     "InternalToolset",
+    "McpTool",
+    "McpToolset",
+    "RestApiToolset",
+    "RestTool",
     "ToolRegistry",
     "Toolset",
     "build_toolsets",

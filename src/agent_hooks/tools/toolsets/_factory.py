@@ -16,7 +16,10 @@ from agent_hooks.config.toolsets import (
 from agent_hooks.errors import ConfigError, ConfigIssue
 from agent_hooks.tools import ErrorMessageStrategy, FallbackProcessor, StagedBaseTool
 from agent_hooks.tools.toolsets._base import Toolset
+from agent_hooks.tools.toolsets.deployment import DeploymentToolset
 from agent_hooks.tools.toolsets.internal import InternalToolset
+from agent_hooks.tools.toolsets.mcp import McpToolset
+from agent_hooks.tools.toolsets.rest import RestApiToolset
 
 __all__ = ["build_toolsets", "fallback_processor"]
 
@@ -24,7 +27,8 @@ __all__ = ["build_toolsets", "fallback_processor"]
 def build_toolsets(
     configs: Sequence[ToolsetConfig], *, internal_tools: Sequence[StagedBaseTool]
 ) -> list[Toolset]:
-    """One toolset per declaration, in manifest order; nothing is opened yet.
+    """One toolset per declaration, in manifest order; nothing is opened yet (MCP sessions and
+    HTTP clients open on first use).
 
     Raises:
         ConfigError: a declaration cannot be honoured (every problem, not just the first).
@@ -51,10 +55,12 @@ def _build(config: ToolsetConfig, path: str, internal_tools: Sequence[StagedBase
     match config:
         case InternalToolsetConfig():
             toolset: Toolset = InternalToolset(config, internal_tools, path=path)
-        case McpToolsetConfig() | RestApiToolsetConfig() | DeploymentToolsetConfig():
-            raise ConfigError(
-                [ConfigIssue(f"{path}.type", f"{config.type!r} is not supported yet")]
-            )
+        case McpToolsetConfig():
+            toolset = McpToolset(config)
+        case RestApiToolsetConfig():
+            toolset = RestApiToolset(config)
+        case DeploymentToolsetConfig():
+            toolset = DeploymentToolset(config)
         case _:
             assert_never(config)
     toolset.fallback = fallback_processor(config.fallback)

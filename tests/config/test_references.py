@@ -1,0 +1,102 @@
+"""Cross-references that cannot work are errors at the field to change (SPEC section 3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent_hooks.config import ApplicationConfig
+from agent_hooks.errors import ConfigError
+
+CLOCK = {"type": "internal", "name": "clock", "tools": ["current_time"]}
+
+
+def mcp(name: str) -> dict[str, Any]:
+    return {"type": "mcp", "name": name, "server": {"transport": "stdio", "command": "python"}}
+
+
+def hook(**fields: Any) -> dict[str, Any]:
+    return {"kind": "tool_call", "event": "on_request_start", "tool_name": "current_time", **fields}
+
+
+def errors(toolsets: list[dict[str, Any]], hooks: list[dict[str, Any]]) -> list[str]:
+    try:
+        ApplicationConfig.from_dict({"toolsets": toolsets, "hooks": hooks}, preview=True)
+    except ConfigError as exc:
+        return [str(issue) for issue in exc.issues]
+    return []
+
+
+def test_a_repeated_toolset_name_is_reported_at_each_later_use() -> None:
+    assert errors([CLOCK, mcp("clock"), CLOCK], []) == [
+        "toolsets[1].name: duplicate toolset name 'clock' (first used at toolsets[0])",
+        "toolsets[2].name: duplicate toolset name 'clock' (first used at toolsets[0])",
+    ]
+
+
+def test_a_repeated_hook_name_is_an_error_but_unnamed_hooks_never_collide() -> None:
+    hooks = [hook(), hook(), hook(name="t"), hook(name="t")]
+    assert errors([CLOCK], hooks) == [
+        "hooks[3].name: duplicate hook name 't' (first used at hooks[2])"
+    ]
+
+
+def test_an_undeclared_toolset_suggests_the_closest_declared_one() -> None:
+    hooks = [hook(toolset_name="memory_sever", tool_name="get_memories")]
+    assert errors([mcp("memory_server"), CLOCK], hooks) == [
+        "hooks[0].toolset_name: no toolset named 'memory_sever'; did you mean 'memory_server'?"
+        " (declared toolsets: 'memory_server', 'clock')"
+    ]
+
+
+def test_an_undeclared_toolset_with_no_toolsets_at_all_says_so() -> None:
+    assert errors([], [hook(toolset_name="memory")]) == [
+        "hooks[0].toolset_name: no toolset named 'memory' (declared toolsets: (none))"
+    ]
+
+
+@pytest.mark.parametrize(
+    "toolset",
+    [CLOCK, {"type": "deployment", "name": "clock", "endpoint": "https://dial.example.com"}],
+)
+def test_naming_a_toolset_whose_tools_keep_their_names_is_an_error(
+    toolset: dict[str, Any],
+) -> None:
+    assert errors([toolset], [hook(toolset_name="clock")]) == [
+        f"hooks[0].toolset_name: toolset 'clock' has type {toolset['type']!r}, whose tools keep"
+        " their own names; remove toolset_name and give the tool's name in tool_name"
+    ]
+
+
+def test_naming_an_mcp_or_rest_toolset_is_how_prefixed_tools_are_addressed() -> None:
+    rest = {"type": "rest-api", "name": "prefs", "base_url": "https://prefs.example.com"}
+    hooks = [hook(toolset_name="memory", tool_name="get"), hook(toolset_name="prefs")]
+    assert errors([mcp("memory"), rest], hooks) == []
+
+
+def test_a_final_name_of_exactly_64_characters_is_fine_and_65_is_an_error() -> None:
+    toolset = "m" * 30
+    fits = hook(toolset_name=toolset, tool_name="t" * 33)  # 30 + "_" + 33 = 64
+    cut = hook(toolset_name=toolset, tool_name="t" * 34)
+    assert errors([mcp(toolset)], [fits, cut]) == [
+        f"hooks[1].tool_name: final tool name '{toolset}_{'t' * 34}' is 65 characters;"
+        " the limit is 64"
+    ]
+
+
+def test_the_length_is_measured_after_sanitising_the_name() -> None:
+    toolset = "my  server"  # a run of spaces becomes one "_"
+    hooks = [hook(toolset_name=toolset, tool_name="get  data" + "x" * 46)]  # 9 + 1 + 54
+    assert errors([mcp(toolset)], hooks) == []
+
+
+def test_a_verbatim_tool_name_over_the_limit_is_an_error() -> None:
+    assert errors([CLOCK], [hook(tool_name="x" * 65)]) == [
+        f"hooks[0].tool_name: final tool name '{'x' * 65}' is 65 characters; the limit is 64"
+    ]
+
+
+def test_hooks_are_not_cross_checked_when_preview_drops_them() -> None:
+    manifest = {"toolsets": [CLOCK], "hooks": [hook(toolset_name="nowhere")]}
+    assert ApplicationConfig.from_dict(manifest, preview=False).hooks is None

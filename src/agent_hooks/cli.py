@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from injector import Binder, Module
 from pydantic import TypeAdapter, ValidationError
 
+from agent_hooks._connect import connection_issues
 from agent_hooks.app_factory import open_app
 from agent_hooks.clock import Clock, FixedClock
 from agent_hooks.config import ApplicationConfig, FeatureSettings
@@ -116,19 +117,24 @@ def _print_issues(issues: Sequence[ConfigIssue], stream: TextIO) -> None:
 
 
 def _validate(manifest: Path, *, connect: bool) -> int:
+    """Errors are the command's result, so they go to stdout; the preview warning to stderr.
+
+    Hooks are validated with preview on whatever the environment says, so an author can check
+    them before a host enables them. ``--connect`` runs only on a valid manifest.
+    """
     try:
         config = ApplicationConfig.from_file(manifest, preview=True)
+        if config.hooks and not FeatureSettings().enable_preview_features:
+            print(
+                "warning: hooks are a preview feature and ENABLE_PREVIEW_FEATURES is off;"
+                " a host would ignore them",
+                file=sys.stderr,
+            )
+        issues = asyncio.run(connection_issues(config)) if connect else []
     except ConfigError as exc:
         raise _UserInputError(exc.issues, stream="stdout") from exc
-    if config.hooks and not FeatureSettings().enable_preview_features:
-        print(
-            "warning: hooks are a preview feature and ENABLE_PREVIEW_FEATURES is off;"
-            " a host would ignore them",
-            file=sys.stderr,
-        )
-    if connect:
-        print("error: --connect is not available yet", file=sys.stderr)
-        return EXIT_INTERNAL
+    if issues:
+        raise _UserInputError(issues, stream="stdout")
     return EXIT_OK
 
 

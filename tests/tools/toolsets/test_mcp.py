@@ -1,0 +1,278 @@
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp.types as mcp_types
+import pytest
+from mcp import MCPError
+from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+from agent_hooks.config.toolsets import McpToolsetConfig
+from agent_hooks.errors import ToolError, ToolTimeoutError, UsageError
+from agent_hooks.tools.toolsets import GuardedTool
+from agent_hooks.tools.toolsets._mcp_session import SessionClosedError
+from agent_hooks.tools.toolsets.mcp import McpToolset, tool_error, tool_result_content
+from tests.servers.processes import FLAKY_MCP_SERVER
+
+DEADLINE = 30
+"""Seconds; waits the toolset's own timeouts do not bound fail instead of hanging."""
+
+
+class Flaky:
+    """The flaky test server behind a toolset, and what its start log says."""
+
+    def __init__(
+        self, tmp_path: Path, *, env: dict[str, Any] | None = None, **overrides: Any
+    ) -> None:
+        self.start_log = tmp_path / "starts.log"
+        self.refuse_marker = tmp_path / "refuse"
+        server = {
+            "transport": "stdio",
+            "command": sys.executable,
+            "args": [str(FLAKY_MCP_SERVER)],
+            "env": {
+                "FLAKY_START_LOG": str(self.start_log),
+                "FLAKY_REFUSE_START": str(self.refuse_marker),
+                **(env or {}),
+            },
+        }
+        config = {"name": "flaky", "server": server, "timeout_seconds": 10, **overrides}
+        self.toolset = McpToolset(McpToolsetConfig.model_validate(config))
+
+    def starts(self) -> list[str]:
+        return self.start_log.read_text().split() if self.start_log.exists() else []
+
+    async def call(self, tool: str, **arguments: Any) -> str | None:
+        found = await self.toolset.find_tool(f"flaky_{tool}")
+        assert found is not None, tool
+        return await found.execute(arguments)
+
+
+@pytest.fixture
+async def flaky(tmp_path: Path) -> Any:
+    server = Flaky(tmp_path)
+    yield server
+    with anyio.fail_after(DEADLINE):
+        await server.toolset.aclose()
+
+
+async def test_tools_are_listed_under_the_toolset_prefix(flaky: Flaky) -> None:
+    names = {tool.name for tool in await flaky.toolset.list_tools()}
+    assert {"flaky_whoami", "flaky_echo", "flaky_crash", "flaky_getenv"} <= names
+    echo = await flaky.toolset.find_tool("flaky_echo")
+    assert echo is not None
+    assert echo.parameters["properties"]["text"]["type"] == "string"
+
+
+async def test_allowed_tools_limits_what_is_offered(tmp_path: Path) -> None:
+    server = Flaky(tmp_path, allowed_tools=["echo", "whoami"])
+    async with server.toolset:
+        names = sorted(tool.name for tool in await server.toolset.list_tools())
+    assert names == ["flaky_echo", "flaky_whoami"]
+
+
+async def test_names_outside_the_prefix_are_rejected_without_starting_the_server(
+    tmp_path: Path,
+) -> None:
+    server = Flaky(tmp_path)
+    async with server.toolset:
+        assert not server.toolset.may_provide("memory_server_get_memories")
+        assert await server.toolset.find_tool("memory_server_get_memories") is None
+    assert server.starts() == []
+
+
+async def test_text_parts_are_joined_and_structured_content_is_json(flaky: Flaky) -> None:
+    assert await flaky.call("echo", text="hello") == "hello"
+    assert await flaky.call("two_parts") == "first\nsecond"
+    assert await flaky.call("structured_only") == '{"answer": 42}'
+
+
+async def test_an_error_result_is_a_tool_error_quoting_the_server(flaky: Flaky) -> None:
+    with pytest.raises(ToolError, match="reported an error: Error executing tool fail"):
+        await flaky.call("fail")
+    assert await flaky.call("echo", text="still fine") == "still fine"
+
+
+async def test_every_call_shares_one_server_process(flaky: Flaky) -> None:
+    pids = {await flaky.call("whoami") for _ in range(5)}
+    answers = await asyncio.gather(*(flaky.call("echo", text=str(i)) for i in range(5)))
+    assert answers == [str(i) for i in range(5)]
+    assert len(pids) == 1
+    assert flaky.starts() == list(pids)
+
+
+async def test_a_crash_mid_call_is_a_tool_error_and_the_next_call_reopens(flaky: Flaky) -> None:
+    first = await flaky.call("whoami")
+    with pytest.raises(ToolError, match="closed the connection"):
+        await flaky.call("crash")
+    second = await flaky.call("whoami")
+    assert second != first
+    assert flaky.starts() == [first, second]
+
+
+async def test_a_failed_reopen_is_a_tool_error_and_each_call_tries_once(flaky: Flaky) -> None:
+    await flaky.call("whoami")
+    with pytest.raises(ToolError):
+        await flaky.call("crash")
+    flaky.refuse_marker.touch()
+    with pytest.raises(ToolError, match="closed the connection"):
+        await flaky.call("whoami")
+    flaky.refuse_marker.unlink()
+    pid = await flaky.call("whoami")
+    assert flaky.starts()[1:] == ["refused", pid]
+
+
+async def test_a_slow_call_times_out_and_leaves_the_session_usable(flaky: Flaky) -> None:
+    pid = await flaky.call("whoami")
+    sleep = await flaky.toolset.find_tool("flaky_sleep")
+    assert sleep is not None
+    guarded = GuardedTool(sleep, timeout_seconds=0.3)
+    with pytest.raises(ToolTimeoutError, match=r"timed out after 0\.3 seconds"):
+        await guarded.execute({"seconds": 5})
+    assert await flaky.call("whoami") == pid
+
+
+async def test_env_is_merged_over_the_default_child_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TEST_MEMORY_TOKEN", "from-the-environment")
+    monkeypatch.setenv("TEST_NOT_FORWARDED", "parent-only")
+    server = Flaky(tmp_path, env={"TOKEN": {"env": "TEST_MEMORY_TOKEN"}})
+    async with server.toolset:
+        assert await server.call("getenv", name="TOKEN") == "from-the-environment"
+        assert await server.call("getenv", name="PATH") == os.environ["PATH"]
+        assert await server.call("getenv", name="TEST_NOT_FORWARDED") == ""
+
+
+async def test_a_missing_env_variable_is_a_tool_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TEST_UNSET_TOKEN", raising=False)
+    server = Flaky(tmp_path, env={"TOKEN": {"env": "TEST_UNSET_TOKEN"}})
+    async with server.toolset:
+        with pytest.raises(ToolError, match="'TEST_UNSET_TOKEN' is not set"):
+            await server.toolset.list_tools()
+    assert server.starts() == []
+
+
+async def test_a_missing_command_is_a_tool_error_naming_it() -> None:
+    config = {
+        "name": "ghost",
+        "server": {"transport": "stdio", "command": "no-such-mcp-server-command"},
+    }
+    async with McpToolset(McpToolsetConfig.model_validate(config)) as toolset:
+        with pytest.raises(
+            ToolError, match=r"cannot start the MCP server: .*'no-such-mcp-server-command'"
+        ):
+            await toolset.list_tools()
+
+
+async def test_a_server_that_never_answers_the_handshake_times_out() -> None:
+    mute = [sys.executable, "-c", "import sys; sys.stdin.read()"]
+    config = {
+        "name": "mute",
+        "timeout_seconds": 0.5,
+        "server": {"transport": "stdio", "command": mute[0], "args": mute[1:]},
+    }
+    with anyio.fail_after(DEADLINE):
+        async with McpToolset(McpToolsetConfig.model_validate(config)) as toolset:
+            with pytest.raises(ToolTimeoutError, match=r"timed out after 0\.5 seconds"):
+                await toolset.list_tools()
+
+
+async def test_server_stderr_goes_to_the_log_and_not_to_our_output(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="agent_hooks.tools.mcp")
+    server = Flaky(tmp_path)
+    async with server.toolset:
+        await server.call("whoami")
+    # Closing waits for the server's last stderr lines to be logged.
+    logged = [r.getMessage() for r in caplog.records if r.name == "agent_hooks.tools.mcp"]
+    assert any("stderr: flaky server starting" in line for line in logged)
+    captured = capfd.readouterr()
+    assert "flaky server starting" not in captured.out + captured.err
+
+
+async def test_closing_is_idempotent_and_later_use_is_a_usage_error(flaky: Flaky) -> None:
+    await flaky.call("whoami")
+    await flaky.toolset.aclose()
+    await flaky.toolset.aclose()
+    with pytest.raises(UsageError, match="'flaky' is closed"):
+        await flaky.toolset.list_tools()
+
+
+def _text_result(*texts: str, is_error: bool = False) -> mcp_types.CallToolResult:
+    content = [mcp_types.TextContent(type="text", text=text) for text in texts]
+    return mcp_types.CallToolResult(content=content, is_error=is_error)
+
+
+def test_a_result_without_text_or_structured_content_has_no_content() -> None:
+    image = mcp_types.ImageContent(type="image", data="AAAA", mime_type="image/png")
+    assert tool_result_content(mcp_types.CallToolResult(content=[image]), "t") is None
+
+
+def test_an_error_result_without_text_still_says_it_failed() -> None:
+    with pytest.raises(ToolError, match=r"reported an error: \(no details\)"):
+        tool_result_content(_text_result(is_error=True), "t")
+
+
+def test_text_wins_over_structured_content() -> None:
+    result = _text_result("a", "b")
+    result.structured_content = {"ignored": True}
+    assert tool_result_content(result, "t") == "a\nb"
+
+
+@pytest.mark.parametrize(
+    ("exc", "reason"),
+    [
+        (
+            ExceptionGroup(
+                "tg", [ExceptionGroup("inner", [MCPError(CONNECTION_CLOSED, "Closed")])]
+            ),
+            "the MCP server closed the connection (Closed)",
+        ),
+        (
+            MCPError(-32602, "Invalid params"),
+            "the MCP server answered with error -32602: Invalid params",
+        ),
+        (FileNotFoundError(2, "No such file or directory", "srv"), "cannot start the MCP server:"),
+        (PermissionError(13, "Permission denied", "srv"), "cannot start the MCP server:"),
+        (httpx2.ConnectError("All connection attempts failed"), "cannot reach the MCP server:"),
+        (anyio.ClosedResourceError(), "the connection to the MCP server is closed"),
+        (anyio.BrokenResourceError(), "the connection to the MCP server is closed"),
+        (SessionClosedError("closed early"), "the connection to the MCP server is closed"),
+        (RuntimeError("odd"), "RuntimeError: odd"),
+    ],
+)
+def test_sdk_failures_map_to_tool_errors(exc: BaseException, reason: str) -> None:
+    error = tool_error("memory_get", exc, timeout_seconds=3)
+    assert type(error) is ToolError
+    assert error.tool_name == "memory_get"
+    assert error.reason.startswith(reason)
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        TimeoutError(),
+        MCPError(REQUEST_TIMEOUT, "Request timed out"),
+        ExceptionGroup("g", [TimeoutError()]),
+    ],
+)
+def test_timeouts_map_to_tool_timeout_errors(exc: BaseException) -> None:
+    error = tool_error("memory_get", exc, timeout_seconds=3)
+    assert isinstance(error, ToolTimeoutError)
+    assert error.reason == "timed out after 3 seconds"
+
+
+def test_a_tool_error_passes_through_unchanged() -> None:
+    original = ToolError("memory_get", "environment variable 'X' is not set")
+    assert tool_error("other", ExceptionGroup("g", [original]), timeout_seconds=3) is original

@@ -33,7 +33,7 @@ PREVIEW_CONTEXT_KEY = "preview"
 
 
 class ApplicationConfig(StrictModel):
-    """An agent-hooks app manifest."""
+    """An agent-hooks app manifest: the toolsets that offer tools, and the hooks that call them."""
 
     model_config = ConfigDict(populate_by_name=True, title="ApplicationConfig")
 
@@ -42,13 +42,33 @@ class ApplicationConfig(StrictModel):
         alias="$schema",
         examples=["./generated-app-schema.json"],
     )
-    """URL or path of this schema, for editors. Ignored by validation."""
+    """URL or path of the published schema (``generated-app-schema.json``), so editors can
+    complete and check the manifest. Ignored by validation."""
 
-    toolsets: list[ToolsetConfig] = Field(default_factory=list)
-    """Where the tools live: MCP servers, REST APIs, model deployments, internal tools."""
+    toolsets: list[ToolsetConfig] = Field(
+        default_factory=list,
+        examples=[[{"type": "internal", "name": "clock", "tools": ["current_time"]}]],
+    )
+    """Where the tools live: MCP servers, REST APIs, model deployments, internal tools. Names
+    must be unique."""
 
     hooks: list[HookConfig] | None = PreviewField(
-        description="Config-driven hooks fired at named seams of request handling (preview).",
+        description=(
+            "Config-driven hooks fired at named seams of request handling, in this order"
+            " (preview: ignored unless ENABLE_PREVIEW_FEATURES is on)."
+        ),
+        examples=[
+            [
+                {
+                    "kind": "tool_call",
+                    "event": "on_request_start",
+                    "toolset_name": "memory_server",
+                    "tool_name": "get_memories",
+                    "arguments": {"user_id": "current"},
+                    "refresh_condition": {"kind": "ttl", "ttl_minutes": 60},
+                }
+            ]
+        ],
     )
 
     @model_validator(mode="before")

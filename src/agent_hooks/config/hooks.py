@@ -25,14 +25,16 @@ __all__ = [
 
 
 class HookEvent(StrEnum):
-    """The seam of the host's request handling where a hook fires."""
+    """The seam of the host's request handling where a hook fires. ``on_request_start``: after
+    the host's initialisers, before the first model call of a request."""
 
     ON_REQUEST_START = "on_request_start"
     """After the host's initialisers, before the first model call of a request."""
 
 
 class InjectionFrequency(StrEnum):
-    """How often a hook adds its synthetic pair to the history."""
+    """How often a hook adds its synthetic pair to the history: ``always`` on every request, or
+    ``append_if_changed`` only when the content changed."""
 
     ALWAYS = "always"
     """Call the tool and append a new pair at the end on every request."""
@@ -60,7 +62,7 @@ RefreshConditionConfig = Annotated[TTLRefreshCondition, Field(discriminator="kin
 
 class _BaseHookConfig(StrictModel):
     event: HookEvent = Field(examples=["on_request_start"])
-    """The seam where the hook fires."""
+    """The seam where the hook fires; ``on_request_start`` is the only one today."""
 
     name: str | None = Field(default=None, min_length=1, examples=["user-memories"])
     """A label for logs and diagnostics; unique within the manifest when given."""
@@ -85,11 +87,17 @@ class ToolCallHookConfig(_BaseHookConfig):
     arguments: dict[str, Any] = Field(default_factory=dict, examples=[{"user_id": "current"}])
     """Arguments for the tool; also shown to the model in the synthetic call."""
 
-    frequency: InjectionFrequency = InjectionFrequency.APPEND_IF_CHANGED
-    """``always`` appends on every request; ``append_if_changed`` only appends new content."""
+    frequency: InjectionFrequency = Field(
+        default=InjectionFrequency.APPEND_IF_CHANGED, examples=["always"]
+    )
+    """``always`` appends a new pair on every request; ``append_if_changed`` refreshes the latest
+    pair in place while the content is unchanged and appends only new content."""
 
-    refresh_condition: RefreshConditionConfig | None = None
-    """When set, the tool is not called while the latest result is fresh."""
+    refresh_condition: RefreshConditionConfig | None = Field(
+        default=None, examples=[{"kind": "ttl", "ttl_minutes": 60}]
+    )
+    """When set, the tool is not called while the latest result is fresh; ``null`` calls it on
+    every request."""
 
     @property
     def final_tool_name(self) -> str:

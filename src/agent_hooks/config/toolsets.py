@@ -62,10 +62,14 @@ class _ToolsetBase(StrictModel):
     name: str = Field(min_length=1, examples=["memory_server"])
     """Unique name of the toolset; prefixes the final names of ``mcp`` and ``rest-api`` tools."""
 
-    timeout_seconds: float = Field(default=30, gt=0)
-    """Longest time one tool call may take before it counts as failed."""
+    timeout_seconds: float = Field(default=30, gt=0, examples=[10])
+    """Longest time one tool call (and, for ``mcp``, starting the session) may take before it
+    counts as failed. Must be greater than 0."""
 
-    fallback: FallbackConfig | None = None
+    fallback: FallbackConfig | None = Field(
+        default=None,
+        examples=[{"kind": "error_message", "template": "Memories are unavailable ({error})."}],
+    )
     """What the model sees when a tool fails. Without one, a failing tool skips the injection."""
 
 
@@ -83,11 +87,15 @@ class StdioServerConfig(StrictModel):
     args: list[str] = Field(default_factory=list, examples=[["-m", "memory_server"]])
     """Command-line arguments."""
 
-    env: dict[str, SecretValue] = Field(default_factory=dict)
-    """Variables merged over the MCP SDK's default child environment."""
+    env: dict[str, SecretValue] = Field(
+        default_factory=dict,
+        examples=[{"MEMORY_DB": "/var/lib/memories.sqlite3", "TOKEN": {"env": "MEMORY_TOKEN"}}],
+    )
+    """Variables merged over the MCP SDK's default child environment (``HOME``, ``PATH`` and a
+    few others, not the whole parent environment); ``{"env": "NAME"}`` copies a variable."""
 
-    cwd: str | None = None
-    """Working directory of the child process."""
+    cwd: str | None = Field(default=None, examples=["/srv/memory-server"])
+    """Working directory of the child process; ours when omitted."""
 
 
 class StreamableHttpServerConfig(StrictModel):
@@ -101,8 +109,10 @@ class StreamableHttpServerConfig(StrictModel):
     url: str = Field(min_length=1, examples=["http://127.0.0.1:8000/mcp"])
     """The server's MCP endpoint."""
 
-    headers: dict[str, SecretValue] = Field(default_factory=dict)
-    """Headers sent with every request."""
+    headers: dict[str, SecretValue] = Field(
+        default_factory=dict, examples=[{"Authorization": {"env": "MEMORY_SERVER_AUTH"}}]
+    )
+    """Headers sent with every request; ``{"env": "NAME"}`` reads a value from the environment."""
 
 
 McpServerConfig = Annotated[
@@ -121,8 +131,8 @@ class McpToolsetConfig(_ToolsetBase):
     server: McpServerConfig
     """How to reach the server."""
 
-    allowed_tools: list[str] | None = None
-    """Only these server tools are offered; all of them when omitted."""
+    allowed_tools: list[str] | None = Field(default=None, examples=[["get_memories"]])
+    """Only these server tools (server names, not prefixed) are offered; all when omitted."""
 
 
 class RestToolConfig(StrictModel):
@@ -131,17 +141,28 @@ class RestToolConfig(StrictModel):
     name: str = Field(min_length=1, examples=["get_preferences"])
     """Tool name within the toolset."""
 
-    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "GET"
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = Field(
+        default="GET", examples=["POST"]
+    )
     """HTTP method. Arguments not used in the path go to the query (GET, DELETE) or JSON body."""
 
     path: str = Field(examples=["/users/{user_id}/preferences"])
     """Path under ``base_url``; ``{param}`` placeholders are filled from the arguments."""
 
-    description: str = ""
+    description: str = Field(default="", examples=["The user's language, tone and units."])
     """What the tool does, for the model."""
 
-    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
-    """JSON schema of the arguments."""
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}},
+        examples=[
+            {
+                "type": "object",
+                "properties": {"user_id": {"type": "string"}},
+                "required": ["user_id"],
+            }
+        ],
+    )
+    """JSON schema of the arguments, shown to the model."""
 
 
 class RestApiToolsetConfig(_ToolsetBase):
@@ -155,10 +176,15 @@ class RestApiToolsetConfig(_ToolsetBase):
     base_url: str = Field(min_length=1, examples=["https://prefs.example.com/api"])
     """URL the tool paths are appended to."""
 
-    headers: dict[str, SecretValue] = Field(default_factory=dict)
-    """Headers sent with every request."""
+    headers: dict[str, SecretValue] = Field(
+        default_factory=dict, examples=[{"Authorization": {"env": "PREFS_API_TOKEN"}}]
+    )
+    """Headers sent with every request; ``{"env": "NAME"}`` reads a value from the environment."""
 
-    tools: list[RestToolConfig] = Field(default_factory=list)
+    tools: list[RestToolConfig] = Field(
+        default_factory=list,
+        examples=[[{"name": "get_preferences", "path": "/users/{user_id}/preferences"}]],
+    )
     """The endpoints offered as tools."""
 
 
@@ -171,7 +197,7 @@ class DeploymentToolConfig(StrictModel):
     deployment: str = Field(min_length=1, examples=["gpt-4o-mini"])
     """Deployment id in ``/openai/deployments/{deployment}/chat/completions``."""
 
-    description: str = ""
+    description: str = Field(default="", examples=["Summarises a text in three sentences."])
     """What the tool does, for the model."""
 
 
@@ -189,7 +215,10 @@ class DeploymentToolsetConfig(_ToolsetBase):
     api_key_env: str | None = Field(default=None, examples=["DIAL_API_KEY"])
     """Environment variable holding the key sent as the ``api-key`` header."""
 
-    tools: list[DeploymentToolConfig] = Field(default_factory=list)
+    tools: list[DeploymentToolConfig] = Field(
+        default_factory=list,
+        examples=[[{"name": "My_Summarizer_tool", "deployment": "gpt-4o-mini"}]],
+    )
     """The deployments offered as tools."""
 
 

@@ -34,9 +34,12 @@ check_schema: install
 	ENABLE_PREVIEW_FEATURES=true $(BIN)/agent-hooks schema | diff -u generated-app-schema.json - \
 		|| (echo "generated-app-schema.json is stale: run 'make dump_app_schema'" >&2; exit 1)
 
+# UC-1: the memory-app manifest spawns the example MCP server over stdio ("command": "python",
+# found first on PATH in the virtualenv) and injects its memories into the history.
 run: install
-	ENABLE_PREVIEW_FEATURES=true $(BIN)/agent-hooks --verbose run examples/time-app/manifest.json \
-		--messages examples/time-app/history.json
+	PATH="$(CURDIR)/$(BIN):$$PATH" ENABLE_PREVIEW_FEATURES=true \
+		$(BIN)/agent-hooks --verbose run examples/memory-app/manifest.json \
+		--messages examples/memory-app/history.json
 
 bench: install
 	$(BIN)/python bench/bench_injection.py

@@ -1,0 +1,66 @@
+"""Running a manifest's request-start hooks the way a host does: ``open_app``, then transform."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from itertools import pairwise
+from typing import Any
+
+import pytest
+from injector import Binder, Injector, Module
+
+from agent_hooks.clock import Clock
+from agent_hooks.injection import MessagesTransformer
+from agent_hooks.messages import Message
+from tests._support import msg
+
+HISTORY = (
+    msg(role="system", content="You are a helpful assistant."),
+    msg(role="user", content="What do you know about me?"),
+)
+
+
+def hook(**fields: Any) -> dict[str, Any]:
+    """A ``tool_call`` hook at ``on_request_start`` with ``fields`` filled in."""
+    return {"kind": "tool_call", "event": "on_request_start", **fields}
+
+
+async def run_hooks(injector: Injector, messages: Iterable[Message]) -> list[Message]:
+    """One request: every request-start transformer, in manifest order."""
+    history = list(messages)
+    for transformer in injector.get(list[MessagesTransformer]):
+        history = await transformer.transform(history)
+    return history
+
+
+def tool_pairs(messages: Sequence[Message]) -> list[tuple[str, str, Any]]:
+    """``(function name, arguments JSON, tool content)`` of each synthetic pair, in order."""
+    pairs = []
+    for call, result in pairwise(messages):
+        if call.tool_calls and result.tool_call_id == call.tool_calls[0].id:
+            function = call.tool_calls[0].function
+            pairs.append((function.name, function.arguments, result.content))
+    return pairs
+
+
+def warnings_in(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [record for record in caplog.records if record.levelno >= logging.WARNING]
+
+
+class SettableClock:
+    """The app clock, moved by the test."""
+
+    def __init__(self, now: float) -> None:
+        self.at = now
+
+    def now(self) -> float:
+        return self.at
+
+
+class ClockModule(Module):
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+
+    def configure(self, binder: Binder) -> None:
+        binder.bind(Clock, to=self.clock)  # type: ignore[type-abstract]

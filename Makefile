@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test lint format dump_app_schema check_schema run bench
+.PHONY: install test lint format dump_app_schema check_schema docs run bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,10 +29,15 @@ format: install
 dump_app_schema: install
 	ENABLE_PREVIEW_FEATURES=true $(BIN)/agent-hooks schema > generated-app-schema.json
 
-# Fails when generated-app-schema.json no longer matches the models.
+# Fails when generated-app-schema.json no longer matches the models, or docs/manifest.md the schema.
 check_schema: install
 	ENABLE_PREVIEW_FEATURES=true $(BIN)/agent-hooks schema | diff -u generated-app-schema.json - \
 		|| (echo "generated-app-schema.json is stale: run 'make dump_app_schema'" >&2; exit 1)
+	$(BIN)/python -m agent_hooks.config._docs generated-app-schema.json docs/manifest.md --check
+
+# Regenerates the reference section of docs/manifest.md from generated-app-schema.json.
+docs: install
+	$(BIN)/python -m agent_hooks.config._docs generated-app-schema.json docs/manifest.md
 
 # UC-1: the memory-app manifest spawns the example MCP server over stdio ("command": "python",
 # found first on PATH in the virtualenv) and injects its memories into the history.

@@ -128,8 +128,16 @@ class McpToolsetConfig(_ToolsetBase):
     type: Literal["mcp"] = "mcp"
     """Discriminator: an MCP server."""
 
-    server: McpServerConfig
-    """How to reach the server."""
+    server: McpServerConfig = Field(
+        examples=[
+            {
+                "transport": "stdio",
+                "command": "python",
+                "args": ["examples/memory-server/memory_server.py"],
+            }
+        ]
+    )
+    """How to reach the server: a child process (``stdio``) or a URL (``streamable_http``)."""
 
     allowed_tools: list[str] | None = Field(default=None, examples=[["get_memories"]])
     """Only these server tools (server names, not prefixed) are offered; all when omitted."""

@@ -11,6 +11,7 @@ place accepts. Every line stays one printable line: odd keys are quoted, values 
 
 from __future__ import annotations
 
+import functools
 import re
 import types
 import typing
@@ -61,18 +62,19 @@ def issues_from_validation_error(
     located = [
         (error, _locate(error["loc"], data, model)) for error in exc.errors(include_url=False)
     ]
+    by_union: dict[_Union, list[tuple[ErrorDetails, _Where]]] = {}
+    for error, where in located:
+        if where.union is not None:
+            by_union.setdefault(where.union, []).append((error, where))
     issues: list[ConfigIssue] = []
     seen: set[ConfigIssue] = set()
-    done_unions: set[_Union] = set()
     for error, where in located:
         if where.union is None:
             found = [_issue(error, where)]
-        elif where.union in done_unions:
-            continue
+        elif where.union in by_union:  # the first error of a union speaks for all its members
+            found = _union_issues(where.union, by_union.pop(where.union))
         else:
-            done_unions.add(where.union)
-            members = [(e, w) for e, w in located if w.union == where.union]
-            found = _union_issues(where.union, members)
+            continue
         for issue in found:
             if issue not in seen:
                 seen.add(issue)
@@ -315,15 +317,21 @@ def _child_value(value: object, part: str | int) -> object:
     return None
 
 
-def _tags_of(tp: Any) -> list[str]:
+def _tags_of(tp: Any) -> tuple[str, ...]:
     if not (isinstance(tp, type) and issubclass(tp, BaseModel)):
-        return []
+        return ()
+    return _model_tags(tp)
+
+
+@functools.cache
+def _model_tags(model: type[BaseModel]) -> tuple[str, ...]:
+    """The values of ``model``'s discriminator field (cached: every error asks, per union)."""
     tags: list[str] = []
     for name in _DISCRIMINATORS:
-        field = tp.model_fields.get(name)
+        field = model.model_fields.get(name)
         if field is not None and get_origin(field.annotation) is Literal:
             tags.extend(str(arg) for arg in get_args(field.annotation))
-    return tags
+    return tuple(tags)
 
 
 def _field_names(tp: Any) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from agent_hooks.config import ApplicationConfig
 from agent_hooks.config._docs import BEGIN, END, main, render_reference, with_reference
 
 REPO = Path(__file__).resolve().parents[2]
@@ -136,3 +137,10 @@ def test_make_docs_rewrites_a_stale_document_and_check_mode_reports_it(tmp_path:
     assert main([str(schema), str(document), "--check"]) == 1
     assert main([str(schema), str(document)]) == 0
     assert main([str(schema), str(document), "--check"]) == 0
+
+
+def test_every_json_example_in_the_guide_is_a_valid_manifest() -> None:
+    blocks = MANUAL.read_text(encoding="utf-8").split("```json\n")[1:]
+    assert blocks
+    for block in blocks:
+        ApplicationConfig.from_text(block.split("```", 1)[0], preview=True)

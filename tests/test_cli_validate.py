@@ -63,6 +63,20 @@ def test_hooks_are_checked_with_preview_off_and_a_warning_says_a_host_would_igno
 
 
 @pytest.mark.usefixtures("preview_on")
+def test_a_toolset_name_on_an_internal_toolset_is_a_warning_not_an_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    manifest = write(tmp_path, {"toolsets": [CLOCK], "hooks": [{**HOOK, "toolset_name": "clock"}]})
+    code, out, err = validate(capsys, str(manifest))
+    assert (code, out) == (0, "")
+    assert err == (
+        "warning: hooks[0].toolset_name: toolset 'clock' has type 'internal', whose tools keep"
+        " their own names, so this hook calls 'clock_current_time'; remove toolset_name and give"
+        " the tool's name in tool_name\n"
+    )
+
+
+@pytest.mark.usefixtures("preview_on")
 def test_the_schema_key_is_accepted_and_ignored(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -23,6 +23,7 @@ from agent_hooks.app_factory import open_app
 from agent_hooks.clock import Clock, FixedClock
 from agent_hooks.config import ApplicationConfig, FeatureSettings
 from agent_hooks.config._diagnostics import issues_from_validation_error
+from agent_hooks.config._references import reference_warnings
 from agent_hooks.errors import AgentHooksError, ConfigError, ConfigIssue
 from agent_hooks.injection import MessagesTransformer
 from agent_hooks.messages import Message
@@ -130,6 +131,8 @@ def _validate(manifest: Path, *, connect: bool) -> int:
                 " a host would ignore them",
                 file=sys.stderr,
             )
+        for warning in reference_warnings(config):
+            print(f"warning: {warning}", file=sys.stderr)
         issues = asyncio.run(connection_issues(config)) if connect else []
     except ConfigError as exc:
         raise _UserInputError(exc.issues, stream="stdout") from exc

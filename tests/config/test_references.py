@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from agent_hooks.config import ApplicationConfig
+from agent_hooks.config._references import reference_warnings
 from agent_hooks.errors import ConfigError
 
 CLOCK = {"type": "internal", "name": "clock", "tools": ["current_time"]}
@@ -60,12 +61,17 @@ def test_an_undeclared_toolset_with_no_toolsets_at_all_says_so() -> None:
     "toolset",
     [CLOCK, {"type": "deployment", "name": "clock", "endpoint": "https://dial.example.com"}],
 )
-def test_naming_a_toolset_whose_tools_keep_their_names_is_an_error(
+def test_naming_a_toolset_whose_tools_keep_their_names_is_a_warning(
     toolset: dict[str, Any],
 ) -> None:
-    assert errors([toolset], [hook(toolset_name="clock")]) == [
+    assert errors([toolset], [hook(toolset_name="clock")]) == []
+    config = ApplicationConfig.from_dict(
+        {"toolsets": [toolset], "hooks": [hook(toolset_name="clock")]}, preview=True
+    )
+    assert [str(issue) for issue in reference_warnings(config)] == [
         f"hooks[0].toolset_name: toolset 'clock' has type {toolset['type']!r}, whose tools keep"
-        " their own names; remove toolset_name and give the tool's name in tool_name"
+        " their own names, so this hook calls 'clock_current_time'; remove toolset_name and give"
+        " the tool's name in tool_name"
     ]
 
 

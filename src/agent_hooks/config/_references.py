@@ -13,15 +13,16 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from agent_hooks._toolnames import MAX_TOOL_NAME_LENGTH, uncut_toolname
 from agent_hooks.config._suggest import did_you_mean, quoted_list
+from agent_hooks.errors import ConfigIssue
 
 if TYPE_CHECKING:
     from agent_hooks.config.application import ApplicationConfig
     from agent_hooks.config.hooks import ToolCallHookConfig
 
-__all__ = ["reference_errors"]
+__all__ = ["reference_errors", "reference_warnings"]
 
 _VERBATIM_TOOLSET_TYPES = ("deployment", "internal")
-"""Toolset types whose tools keep their declared names, so a hook must not name the toolset."""
+"""Toolset types whose tools keep their declared names, so a hook should not name the toolset."""
 
 
 def reference_errors(config: ApplicationConfig) -> list[InitErrorDetails]:
@@ -68,14 +69,33 @@ def _toolset_errors(
             f" (declared toolsets: {quoted_list(toolset_types)})"
         )
         return [_error(("hooks", index, "toolset_name"), message, name)]
-    kind = toolset_types[name]
-    if kind in _VERBATIM_TOOLSET_TYPES:
-        message = (
-            f"toolset {name!r} has type {kind!r}, whose tools keep their own names;"
-            " remove toolset_name and give the tool's name in tool_name"
-        )
-        return [_error(("hooks", index, "toolset_name"), message, name)]
     return []
+
+
+def reference_warnings(config: ApplicationConfig) -> list[ConfigIssue]:
+    """Hooks that are valid per the SPEC but will not find their tool as written.
+
+    A hook that names an ``internal`` or ``deployment`` toolset calls the prefixed name
+    ``{toolset}_{tool}``, which such toolsets never offer (their tools keep their own names).
+    The SPEC's naming rule makes this legal, so it is a warning, not an error: the hook is
+    skipped at run time with a warning of its own.
+    """
+    toolset_types: dict[str, str] = {}
+    for toolset in config.toolsets:
+        toolset_types.setdefault(toolset.name, toolset.type)
+    warnings: list[ConfigIssue] = []
+    for index, hook in enumerate(config.hooks or []):
+        kind = toolset_types.get(hook.toolset_name or "")
+        if kind in _VERBATIM_TOOLSET_TYPES:
+            warnings.append(
+                ConfigIssue(
+                    f"hooks[{index}].toolset_name",
+                    f"toolset {hook.toolset_name!r} has type {kind!r}, whose tools keep their own"
+                    f" names, so this hook calls {hook.final_tool_name!r}; remove toolset_name"
+                    " and give the tool's name in tool_name",
+                )
+            )
+    return warnings
 
 
 def _length_errors(index: int, hook: ToolCallHookConfig) -> list[InitErrorDetails]:

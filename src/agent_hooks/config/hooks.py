@@ -15,6 +15,7 @@ from agent_hooks._toolnames import sanitize_toolname
 from agent_hooks.config._base import StrictModel, require_in_schema
 
 __all__ = [
+    "MAX_TTL_MINUTES",
     "HookConfig",
     "HookEvent",
     "InjectionFrequency",
@@ -44,6 +45,10 @@ class InjectionFrequency(StrEnum):
     new one when it changed."""
 
 
+MAX_TTL_MINUTES = 100 * 365 * 24 * 60
+"""A TTL cap that keeps the expiry stamped into call ids short (ids must stay under 64 chars)."""
+
+
 class TTLRefreshCondition(StrictModel):
     """Reuse the latest result until it is ``ttl_minutes`` old; the tool is not called meanwhile."""
 
@@ -52,8 +57,8 @@ class TTLRefreshCondition(StrictModel):
     kind: Literal["ttl"] = "ttl"
     """Discriminator: a time-to-live."""
 
-    ttl_minutes: int = Field(gt=0, examples=[60])
-    """Minutes a result stays fresh. Must be greater than 0."""
+    ttl_minutes: int = Field(gt=0, le=MAX_TTL_MINUTES, examples=[60])
+    """Minutes a result stays fresh: greater than 0, at most 100 years (52560000)."""
 
 
 RefreshConditionConfig = Annotated[TTLRefreshCondition, Field(discriminator="kind")]

@@ -11,7 +11,8 @@ import asyncio
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -55,13 +56,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse reports usage errors by exiting
         return exc.code if isinstance(exc.code, int) else EXIT_INVALID
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-        force=True,
-    )
-    return _run_command(args)
+    with _stderr_logging(logging.INFO if args.verbose else logging.WARNING):
+        return _run_command(args)
+
+
+@contextmanager
+def _stderr_logging(level: int) -> Iterator[None]:
+    """Send the package's logs to stderr for one command, then put the logger back as it was.
+
+    Only the ``agent_hooks`` logger is touched, never the root logger, so calling :func:`main`
+    in-process (tests, a host's own tooling) leaves the caller's logging configuration alone.
+    """
+    package_logger = logging.getLogger("agent_hooks")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    previous_level = package_logger.level
+    package_logger.addHandler(handler)
+    package_logger.setLevel(level)
+    try:
+        yield
+    finally:
+        package_logger.removeHandler(handler)
+        package_logger.setLevel(previous_level)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -9,6 +9,13 @@ A host builds its injector from a manifest and applies the request-start transfo
 
 from agent_hooks._preview_module import preview_module
 from agent_hooks.agent_hooks_module import AgentHooksModule
-from agent_hooks.app_factory import aclose_app, create_injector, open_app
+from agent_hooks.app_factory import ClockModule, aclose_app, create_injector, open_app
 
-__all__ = ["AgentHooksModule", "aclose_app", "create_injector", "open_app", "preview_module"]
+__all__ = [
+    "AgentHooksModule",
+    "ClockModule",
+    "aclose_app",
+    "create_injector",
+    "open_app",
+    "preview_module",
+]

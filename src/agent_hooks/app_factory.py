@@ -22,7 +22,7 @@ from agent_hooks.tools import (
 )
 from agent_hooks.tools.toolsets import CurrentTimeTool, ToolRegistry, build_toolsets
 
-__all__ = ["AppModule", "aclose_app", "create_injector", "open_app"]
+__all__ = ["AppModule", "ClockModule", "aclose_app", "create_injector", "open_app"]
 
 _SHUTDOWN_TIMEOUT_SECONDS = 10.0
 """Longest wait for toolsets to close (child processes, HTTP clients) when an app shuts down."""
@@ -60,6 +60,16 @@ class AppModule(Module):
     ) -> ToolRegistry:
         toolsets = build_toolsets(config.toolsets, internal_tools=internal_tools)
         return ToolRegistry(toolsets, stage_reporter=stage_reporter)
+
+
+class ClockModule(Module):
+    """Binds the app clock, for hosts and tests that decide what "now" is (``--now`` uses it)."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+
+    def configure(self, binder: Binder) -> None:
+        binder.bind(Clock, to=self.clock)  # type: ignore[type-abstract]
 
 
 def create_injector(config: ApplicationConfig, modules: Iterable[Any] = ()) -> Injector:

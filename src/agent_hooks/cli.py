@@ -16,12 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from injector import Binder, Module
+from injector import Module
 from pydantic import TypeAdapter, ValidationError
 
 from agent_hooks._connect import connection_issues
-from agent_hooks.app_factory import open_app
-from agent_hooks.clock import Clock, FixedClock
+from agent_hooks.app_factory import ClockModule, open_app
+from agent_hooks.clock import FixedClock
 from agent_hooks.config import ApplicationConfig, FeatureSettings
 from agent_hooks.config._diagnostics import issues_from_validation_error
 from agent_hooks.config._references import reference_warnings
@@ -166,7 +166,7 @@ def _run(manifest: Path, messages_source: str, *, now: float | None) -> int:
     # With preview off, loading warns that the hooks are ignored: the history comes back unchanged.
     config = ApplicationConfig.from_file(manifest)
     messages = _load_messages(messages_source)
-    modules: list[Module] = [_ClockModule(FixedClock(now))] if now is not None else []
+    modules: list[Module] = [ClockModule(FixedClock(now))] if now is not None else []
     result = asyncio.run(_apply_hooks(config, messages, modules))
     json.dump([message.to_openai() for message in result], sys.stdout, indent=2)
     sys.stdout.write("\n")
@@ -180,14 +180,6 @@ async def _apply_hooks(
         for transformer in injector.get(list[MessagesTransformer]):
             messages = await transformer.transform(messages)
     return messages
-
-
-class _ClockModule(Module):
-    def __init__(self, clock: Clock) -> None:
-        self.clock = clock
-
-    def configure(self, binder: Binder) -> None:
-        binder.bind(Clock, to=self.clock)  # type: ignore[type-abstract]
 
 
 def _load_messages(source: str) -> list[Message]:

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import pytest
-from injector import Binder, Injector, Module
+from injector import Injector
 
-from agent_hooks.clock import Clock
 from agent_hooks.injection import MessagesTransformer
 from agent_hooks.messages import Message
 from tests._support import msg
+from tests.servers.processes import FLAKY_MCP_SERVER
 
 HISTORY = (
     msg(role="system", content="You are a helpful assistant."),
@@ -48,19 +50,11 @@ def warnings_in(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [record for record in caplog.records if record.levelno >= logging.WARNING]
 
 
-class SettableClock:
-    """The app clock, moved by the test."""
-
-    def __init__(self, now: float) -> None:
-        self.at = now
-
-    def now(self) -> float:
-        return self.at
-
-
-class ClockModule(Module):
-    def __init__(self, clock: Clock) -> None:
-        self.clock = clock
-
-    def configure(self, binder: Binder) -> None:
-        binder.bind(Clock, to=self.clock)  # type: ignore[type-abstract]
+def flaky_server(start_log: Path) -> dict[str, Any]:
+    """A stdio ``server`` block for the flaky test server, recording each start in ``start_log``."""
+    return {
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": [str(FLAKY_MCP_SERVER)],
+        "env": {"FLAKY_START_LOG": str(start_log)},
+    }

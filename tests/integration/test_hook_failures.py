@@ -14,7 +14,14 @@ import pytest
 
 from agent_hooks import open_app
 from agent_hooks.config import ApplicationConfig
-from tests.integration._app import HISTORY, hook, run_hooks, tool_pairs, warnings_in
+from tests.integration._app import (
+    HISTORY,
+    flaky_server,
+    hook,
+    run_hooks,
+    tool_pairs,
+    warnings_in,
+)
 from tests.servers.fixtures import CHAT_API_KEY
 from tests.servers.processes import FLAKY_MCP_SERVER
 
@@ -113,12 +120,7 @@ async def test_after_a_crash_the_next_hook_reopens_the_session(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     start_log = tmp_path / "starts.log"
-    server = {
-        "transport": "stdio",
-        "command": sys.executable,
-        "args": [str(FLAKY_MCP_SERVER)],
-        "env": {"FLAKY_START_LOG": str(start_log)},
-    }
+    server = flaky_server(start_log)
     config = ApplicationConfig.from_dict(
         {
             "toolsets": [{"type": "mcp", "name": "flaky", "server": server}],

@@ -6,13 +6,12 @@ from typing import Any
 
 import pytest
 
-from agent_hooks import open_app
+from agent_hooks import ClockModule, open_app
+from agent_hooks.clock import FixedClock
 from agent_hooks.config import ApplicationConfig
 from tests._support import msg
 from tests.integration._app import (
     HISTORY,
-    ClockModule,
-    SettableClock,
     hook,
     run_hooks,
     tool_pairs,
@@ -73,7 +72,7 @@ async def test_preferences_are_inserted_once_and_not_repeated_while_unchanged(
 async def test_with_a_ttl_the_api_is_not_called_until_the_result_expires(
     rest_server: RecordingServer,
 ) -> None:
-    clock = SettableClock(NOW)
+    clock = FixedClock(NOW)
     config = _manifest(rest_server.url, refresh_condition={"kind": "ttl", "ttl_minutes": 60})
     async with open_app(config, [ClockModule(clock)]) as injector:
         first = await run_hooks(injector, HISTORY)

@@ -11,8 +11,8 @@ import pytest
 from agent_hooks import open_app
 from agent_hooks.config import ApplicationConfig
 from tests._support import msg
-from tests.integration._app import HISTORY, hook, run_hooks, tool_pairs
-from tests.servers.processes import FLAKY_MCP_SERVER, MEMORY_SERVER
+from tests.integration._app import HISTORY, flaky_server, hook, run_hooks, tool_pairs
+from tests.servers.processes import MEMORY_SERVER
 
 pytestmark = pytest.mark.usefixtures("preview_on")
 
@@ -66,12 +66,7 @@ async def test_memories_are_appended_on_every_request(memory_server: dict[str, A
 
 async def test_many_requests_spawn_the_stdio_server_once(tmp_path: Path) -> None:
     start_log = tmp_path / "starts.log"
-    server = {
-        "transport": "stdio",
-        "command": sys.executable,
-        "args": [str(FLAKY_MCP_SERVER)],
-        "env": {"FLAKY_START_LOG": str(start_log)},
-    }
+    server = flaky_server(start_log)
     config = ApplicationConfig.from_dict(
         {
             "toolsets": [{"type": "mcp", "name": "flaky", "server": server}],

@@ -48,3 +48,4 @@ run: install
 
 bench: install
 	$(BIN)/python bench/bench_injection.py
+	$(BIN)/python bench/bench_toolsets.py

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -13,8 +14,8 @@ from agent_hooks.agent_hooks_module import build_hooks
 from agent_hooks.clock import FixedClock
 from agent_hooks.config import ApplicationConfig, ToolCallHookConfig
 from agent_hooks.injection import MessagesTransformer
-from agent_hooks.messages import Role
-from agent_hooks.tools import StagedBaseTool
+from agent_hooks.messages import Message, Role
+from agent_hooks.tools import StagedBaseTool, ToolCallResult, ToolCallResultEnricher
 from agent_hooks.tools.toolsets import ToolRegistry
 from tests._support import ScriptedTool, msg
 
@@ -146,3 +147,49 @@ async def test_hook_injects_the_built_in_current_time_from_the_app_clock() -> No
     (transformer,) = create_injector(config, [Clock2030()]).get(list[MessagesTransformer])
     result = await transformer.transform([msg(role="user", content="what time is it?")])
     assert result[-1].content == "2030-03-17T17:46:40Z"
+
+
+class NumberTool(StagedBaseTool):
+    """A naive host tool that returns a number where text is expected."""
+
+    name = "answer"
+
+    async def execute(self, arguments: Mapping[str, Any]) -> Any:
+        return 42
+
+
+class ExplodingEnricher(ToolCallResultEnricher):
+    def enrich(self, message: Message, result: ToolCallResult) -> Message:
+        raise RuntimeError("enricher boom")
+
+
+class Enrichers(Module):
+    @multiprovider
+    def provide(self) -> list[ToolCallResultEnricher]:
+        return [ExplodingEnricher()]
+
+
+async def test_a_tool_returning_something_other_than_text_is_skipped_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    (transformer,) = app([hook("answer")], NumberTool())
+    history = [msg(role="user", content="hi")]
+    assert await transformer.transform(history) == history
+    (warning,) = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert "tool returned int, not text" in warning.getMessage()
+
+
+async def test_a_failing_enricher_skips_the_injection_instead_of_failing_the_request(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    config = ApplicationConfig.model_validate(
+        {
+            "toolsets": [{"type": "internal", "name": "clock", "tools": ["current_time"]}],
+            "hooks": [hook("current_time")],
+        }
+    )
+    (transformer,) = create_injector(config, [Enrichers()]).get(list[MessagesTransformer])
+    history = [msg(role="user", content="hi")]
+    assert await transformer.transform(history) == history
+    (warning,) = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert "enricher boom" in warning.getMessage()

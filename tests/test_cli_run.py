@@ -127,3 +127,18 @@ def test_the_installed_command_runs_without_a_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in completed.stderr
     assert completed.stdout == ""
     assert "cannot read file" in completed.stderr
+
+
+@pytest.mark.parametrize("now", ["nan", "inf", "-1000", "soon"])
+def test_run_rejects_a_now_that_is_not_unix_seconds_with_exit_2(
+    capsys: pytest.CaptureFixture[str], now: str
+) -> None:
+    code = main(
+        ["run", str(TIME_APP / "manifest.json"), "--messages", str(TIME_APP / "history.json"),
+         "--now", now]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "--now" in captured.err
+    assert "Traceback" not in captured.err
+    assert captured.out == ""

@@ -62,21 +62,27 @@ class ConfigDrivenToolCallHook(_BaseConfigDrivenHook, StagedToolSyntheticInjecto
 
     async def transform(self, messages: Sequence[Message]) -> list[Message]:
         started = time.perf_counter()
-        if not self.should_inject(messages):
-            self._log(logging.INFO, started, "skipped", "ttl_fresh")
-            return list(messages)
         try:
-            content = await self.get_content(messages)
+            level, outcome, reason, result = await self._run(messages)
         except Exception as exc:  # the seam: a hook must never fail the request
-            logger.debug("hook=%s tool failure detail", self.label, exc_info=True)
+            logger.debug("hook=%s failure detail", self.label, exc_info=True)
             self._log(logging.WARNING, started, "skipped", _reason(exc))
             return list(messages)
+        self._log(level, started, outcome, reason)
+        return result
+
+    async def _run(self, messages: Sequence[Message]) -> tuple[int, str, str, list[Message]]:
+        """The decision and the resulting history; anything raised here skips the hook."""
+        if not self.should_inject(messages):
+            return logging.INFO, "skipped", "ttl_fresh", list(messages)
+        content: object = await self.get_content(messages)
         if content is None:
-            self._log(logging.WARNING, started, "skipped", "tool returned no content")
-            return list(messages)
+            return logging.WARNING, "skipped", "tool returned no content", list(messages)
+        if not isinstance(content, str):
+            reason = f"tool returned {type(content).__name__}, not text"
+            return logging.WARNING, "skipped", reason, list(messages)
         injected = self.inject_content(messages, content)
-        self._log(logging.INFO, started, "injected", f"content_chars={len(content)}")
-        return injected
+        return logging.INFO, "injected", f"content_chars={len(content)}", injected
 
     def _log(self, level: int, started: float, outcome: str, reason: str) -> None:
         latency_ms = (time.perf_counter() - started) * 1000

@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import logging
+import math
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -101,9 +102,24 @@ def _parser() -> argparse.ArgumentParser:
         "--messages", required=True, help="JSON array of OpenAI messages; '-' reads stdin"
     )
     run.add_argument(
-        "--now", type=float, default=None, metavar="UNIX_SECONDS", help="the app clock's time"
+        "--now",
+        type=_unix_seconds,
+        default=None,
+        metavar="UNIX_SECONDS",
+        help="the app clock's time",
     )
     return parser
+
+
+def _unix_seconds(text: str) -> float:
+    """``--now``: a finite, non-negative number of seconds since 1970 (argparse reports the rest)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be finite Unix seconds >= 0, got {text!r}")
+    return value
 
 
 def _run_command(args: argparse.Namespace) -> int:

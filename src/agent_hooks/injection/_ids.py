@@ -57,9 +57,14 @@ def make_call_id(
 
     ``content_key`` is the tool message's text (or a random token, for ids that must differ on
     every call).
+
+    Raises:
+        ValueError: a negative expiry (a clock set before 1970), which has no hex form.
     """
     call_id = f"{call_id_prefix(tool_name, arguments)}c_{h6(content_key)}"
     if ttl_expiry_seconds is not None:
+        if ttl_expiry_seconds < 0:
+            raise ValueError(f"a TTL expiry is Unix seconds >= 0, got {ttl_expiry_seconds}")
         call_id += f"_ttl_{ttl_expiry_seconds:08x}"
     return call_id
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -32,6 +33,24 @@ SAMPLES: list[dict[str, Any]] = [
 
 @pytest.mark.parametrize("raw", SAMPLES)
 def test_messages_round_trip_exactly(raw: dict[str, Any]) -> None:
+    message = Message.model_validate(raw)
+    assert message.to_openai() == raw
+    assert message.model_dump(mode="json") == raw
+    assert json.loads(message.model_dump_json()) == raw
+
+
+def test_plain_model_dump_adds_no_nulls_or_defaults() -> None:
+    assert Message.model_validate({"role": "user", "content": "hi"}).model_dump() == {
+        "role": Role.USER,
+        "content": "hi",
+    }
+
+
+def test_custom_tool_calls_are_kept_as_sent() -> None:
+    raw = {
+        "role": "assistant",
+        "tool_calls": [{"id": "c1", "type": "custom", "custom": {"name": "grep", "input": "x"}}],
+    }
     assert Message.model_validate(raw).to_openai() == raw
 
 

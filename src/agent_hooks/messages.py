@@ -2,16 +2,17 @@
 
 The models keep every field they do not know (``extra="allow"``) and remember which fields were
 actually sent, so a history that goes through the hooks comes out byte-for-byte the same where the
-hooks did not touch it: no added ``null``\\s, no defaults, no dropped vendor fields. Serialise with
-:meth:`Message.to_openai`, which dumps only the fields that were set.
+hooks did not touch it: no added ``null``\\s, no defaults, no dropped vendor fields. Every dump
+(``model_dump``, ``model_dump_json``, :meth:`~Message.to_openai`) leaves out the fields that were
+never set, so the default pydantic calls already round-trip.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 __all__ = ["FunctionCall", "Message", "Role", "ToolCall"]
 
@@ -30,9 +31,15 @@ class Role(StrEnum):
 class _OpenAIModel(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
+    @model_serializer(mode="wrap")
+    def _only_what_was_sent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        sent = self.model_fields_set | set(self.model_extra or {})
+        return {key: value for key, value in dumped.items() if key in sent}
+
     def to_openai(self) -> dict[str, Any]:
         """The JSON-ready dict of the fields that were set, unknown ones included."""
-        return self.model_dump(mode="json", exclude_unset=True)
+        return self.model_dump(mode="json")
 
 
 class FunctionCall(_OpenAIModel):
@@ -43,11 +50,15 @@ class FunctionCall(_OpenAIModel):
 
 
 class ToolCall(_OpenAIModel):
-    """One entry of an assistant message's ``tool_calls``."""
+    """One entry of an assistant message's ``tool_calls``.
+
+    ``type`` is usually ``"function"``; other kinds (OpenAI's ``"custom"`` tools) carry their
+    payload under their own key, kept as an extra field.
+    """
 
     id: str
-    type: Literal["function"] = "function"
-    function: FunctionCall
+    type: str = "function"
+    function: FunctionCall | None = None
 
 
 class Message(_OpenAIModel):

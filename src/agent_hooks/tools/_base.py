@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from agent_hooks.messages import Message
 from agent_hooks.tools._fallback import FallbackProcessor
@@ -34,8 +34,8 @@ class ToolCallResult:
     ``from_fallback`` is true when a fallback strategy turned an exception into ``content``.
     """
 
-    tool_call_id: str
     content: str | None
+    tool_call_id: str = ""
     tool_name: str = ""
     from_fallback: bool = False
 
@@ -50,8 +50,9 @@ class StagedBaseTool(ABC):
     name: str
     description: str = ""
     parameters: Mapping[str, Any] = _EMPTY_OBJECT_SCHEMA
-
-    _abstract_tool: ClassVar[bool] = False
+    # Class-level defaults, so a subclass whose __init__ forgets super().__init__() still runs.
+    fallback: FallbackProcessor = FallbackProcessor()
+    stage_reporter: StageReporter = NullStageReporter()
 
     def __init__(
         self,
@@ -62,23 +63,24 @@ class StagedBaseTool(ABC):
         fallback: FallbackProcessor | None = None,
         stage_reporter: StageReporter | None = None,
     ) -> None:
+        """Raises:
+        TypeError: the tool has no name, or implements neither execute() nor arun().
+        """
+        cls = type(self)
+        if cls.execute is StagedBaseTool.execute and cls.arun is StagedBaseTool.arun:
+            raise TypeError(f"{cls.__name__} must implement execute() (or override arun())")
         if name is not None:
             self.name = name
         if not getattr(self, "name", None):
-            raise TypeError(f"{type(self).__name__} needs a name (class attribute or name=...)")
+            raise TypeError(f"{cls.__name__} needs a name (class attribute or name=...)")
         if description is not None:
             self.description = description
         if parameters is not None:
             self.parameters = parameters
-        self.fallback = fallback or FallbackProcessor()
-        self.stage_reporter: StageReporter = stage_reporter or NullStageReporter()
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        overrides_run = cls.arun is not StagedBaseTool.arun
-        overrides_execute = cls.execute is not StagedBaseTool.execute
-        if not (overrides_run or overrides_execute or cls.__dict__.get("_abstract_tool", False)):
-            raise TypeError(f"{cls.__name__} must implement execute() (or override arun())")
+        if fallback is not None:
+            self.fallback = fallback
+        if stage_reporter is not None:
+            self.stage_reporter = stage_reporter
 
     async def arun(
         self,

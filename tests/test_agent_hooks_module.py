@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from injector import Binder, Module, multiprovider
 
-from agent_hooks import create_injector
+from agent_hooks import AgentHooksModule, create_injector
 from agent_hooks.agent_hooks_module import build_hooks
 from agent_hooks.clock import FixedClock
 from agent_hooks.config import ApplicationConfig, ToolCallHookConfig
@@ -193,3 +193,14 @@ async def test_a_failing_enricher_skips_the_injection_instead_of_failing_the_req
     assert await transformer.transform(history) == history
     (warning,) = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert "enricher boom" in warning.getMessage()
+
+
+@pytest.mark.parametrize("module", [AgentHooksModule, AgentHooksModule()])
+def test_a_host_installing_the_hooks_module_itself_gets_each_hook_once(module: Any) -> None:
+    config = ApplicationConfig.model_validate(
+        {
+            "toolsets": [{"type": "internal", "name": "clock", "tools": ["current_time"]}],
+            "hooks": [hook("current_time")],
+        }
+    )
+    assert len(create_injector(config, [module]).get(list[MessagesTransformer])) == 1

@@ -4,22 +4,20 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from injector import Module
-
 __all__ = ["is_preview_module", "preview_module"]
 
 _PREVIEW_ATTRIBUTE = "__agent_hooks_preview__"
 
-ModuleT = TypeVar("ModuleT", bound=type[Module])
+ModuleT = TypeVar("ModuleT")
 
 
-def preview_module(cls: ModuleT) -> ModuleT:
-    """Class decorator: ``create_injector`` skips this module while preview features are off."""
-    setattr(cls, _PREVIEW_ATTRIBUTE, True)
-    return cls
+def preview_module(module: ModuleT) -> ModuleT:
+    """Decorator for a ``Module`` class or a function-style module (``def configure(binder)``):
+    ``create_injector`` skips it while preview features are off."""
+    setattr(module, _PREVIEW_ATTRIBUTE, True)
+    return module
 
 
 def is_preview_module(module: Any) -> bool:
-    """Whether ``module`` (a module class or instance) was decorated with :func:`preview_module`."""
-    owner = module if isinstance(module, type) else type(module)
-    return getattr(owner, _PREVIEW_ATTRIBUTE, False) is True
+    """Whether ``module`` (class, instance or function) was marked by :func:`preview_module`."""
+    return getattr(module, _PREVIEW_ATTRIBUTE, False) is True

@@ -84,11 +84,20 @@ def create_injector(config: ApplicationConfig, modules: Iterable[Any] = ()) -> I
             internal tool nobody registered).
     """
     preview = FeatureSettings().enable_preview_features
-    candidates = [AppModule(config), AgentHooksModule(), *modules]
+    host_modules = list(modules)
+    # A host may install the hooks module itself (SPEC section 1); it must not run twice.
+    hooks_module = [] if any(map(_is_hooks_module, host_modules)) else [AgentHooksModule()]
+    candidates = [AppModule(config), *hooks_module, *host_modules]
     installed = [m for m in candidates if preview or not is_preview_module(m)]
     injector = Injector(installed, auto_bind=False)
     injector.get(ToolRegistry)  # surfaces configuration errors now, not on the first request
     return injector
+
+
+def _is_hooks_module(module: Any) -> bool:
+    if isinstance(module, type):
+        return issubclass(module, AgentHooksModule)
+    return isinstance(module, AgentHooksModule)
 
 
 async def aclose_app(injector: Injector) -> None:

@@ -112,7 +112,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _unix_seconds(text: str) -> float:
-    """``--now``: a finite, non-negative number of seconds since 1970 (argparse reports the rest)."""
+    """``--now``: finite, non-negative seconds since 1970 (argparse reports anything else)."""
     try:
         value = float(text)
     except ValueError:

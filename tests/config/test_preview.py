@@ -111,3 +111,18 @@ def test_the_package_hooks_module_is_a_preview_module() -> None:
     from agent_hooks._preview_module import is_preview_module
 
     assert is_preview_module(AgentHooksModule)
+
+
+@preview_module
+def function_style_preview_module(binder: Binder) -> None:
+    binder.bind(_Marker, to=_Marker())
+
+
+@pytest.mark.usefixtures("preview_off")
+def test_function_style_preview_modules_are_skipped_too() -> None:
+    assert not _has_marker([function_style_preview_module])
+
+
+@pytest.mark.usefixtures("preview_on")
+def test_function_style_preview_modules_are_installed_with_preview_on() -> None:
+    assert _has_marker([function_style_preview_module])

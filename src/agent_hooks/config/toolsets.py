@@ -217,6 +217,10 @@ class DeploymentToolsetConfig(_ToolsetBase):
     type: Literal["deployment"] = "deployment"
     """Discriminator: chat-completion deployments."""
 
+    name: str = Field(default="deployment", min_length=1, examples=["dial"])
+    """Unique name of the toolset, for diagnostics only (deployment tools keep their own names).
+    Optional; give one when you declare more than one deployment toolset."""
+
     endpoint: str = Field(min_length=1, examples=["https://dial.example.com"])
     """Base URL; requests go to ``{endpoint}/openai/deployments/{deployment}/chat/completions``."""
 

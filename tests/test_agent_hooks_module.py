@@ -204,3 +204,11 @@ def test_a_host_installing_the_hooks_module_itself_gets_each_hook_once(module: A
         }
     )
     assert len(create_injector(config, [module]).get(list[MessagesTransformer])) == 1
+
+
+async def test_a_registered_tool_is_reachable_by_name_without_an_internal_toolset() -> None:
+    config = ApplicationConfig.model_validate({"hooks": [hook("current_time")]})
+    (transformer,) = create_injector(config).get(list[MessagesTransformer])
+    result = await transformer.transform([msg(role="user", content="hi")])
+    assert result[-1].role is Role.TOOL
+    assert result[-1].content is not None

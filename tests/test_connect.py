@@ -153,3 +153,15 @@ async def test_an_internal_tool_nobody_registered_is_a_config_error_before_any_c
         await lines([{"type": "internal", "name": "clock", "tools": ["curent_time"]}], [])
     assert [issue.path for issue in caught.value.issues] == ["toolsets[0].tools[0]"]
     assert "did you mean 'current_time'?" in caught.value.issues[0].message
+
+
+async def test_a_registered_tool_without_a_toolset_counts_as_existing() -> None:
+    config = ApplicationConfig.from_dict(
+        {
+            "hooks": [
+                {"kind": "tool_call", "event": "on_request_start", "tool_name": "current_time"}
+            ]
+        },
+        preview=True,
+    )
+    assert await connection_issues(config) == []

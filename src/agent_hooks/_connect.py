@@ -53,7 +53,8 @@ async def connection_issues(
             tool nobody registered), found while building the app, before contacting anything.
     """
     async with open_app(config, modules) as injector:
-        toolsets = injector.get(ToolRegistry).toolsets
+        registry = injector.get(ToolRegistry)
+        toolsets = registry.toolsets
         listings: list[_Listing] = [_Listing(toolset) for toolset in toolsets]
 
         async def contact(index: int) -> None:
@@ -68,8 +69,9 @@ async def connection_issues(
         for index, listing in enumerate(listings)
         if (why := listing.failure) is not None
     ]
+    registered = tuple(tool.name for tool in registry.registered_tools)
     for index, hook in enumerate(config.hooks or []):
-        message = _missing_tool(hook, listings)
+        message = _missing_tool(hook, listings, registered)
         if message is not None:
             issues.append(ConfigIssue(f"hooks[{index}].tool_name", message))
     return issues
@@ -93,10 +95,13 @@ async def _list(toolset: Toolset) -> _Listing:
     return _Listing(toolset, tool_names=names)
 
 
-def _missing_tool(hook: ToolCallHookConfig, listings: Sequence[_Listing]) -> str | None:
+def _missing_tool(
+    hook: ToolCallHookConfig, listings: Sequence[_Listing], registered: Sequence[str]
+) -> str | None:
     """Why ``hook``'s tool cannot be found, or ``None`` when it exists or nobody can tell.
 
     A hook whose toolset could not be reached is not judged: its toolset is already an error.
+    Without ``toolset_name`` the tool may also be a registered Python tool (``registered``).
     """
     final_name = hook.final_tool_name
     if hook.toolset_name is not None:
@@ -109,11 +114,12 @@ def _missing_tool(hook: ToolCallHookConfig, listings: Sequence[_Listing]) -> str
             f"toolset {hook.toolset_name!r} has no tool {hook.tool_name!r}"
             f"{_closest(hook.tool_name, offered)}"
         )
-    if any(final_name in item.tool_names for item in listings):
+    if final_name in registered or any(final_name in item.tool_names for item in listings):
         return None
     if any(item.failure is not None for item in listings):
         return None
     offered = [name for item in listings for name in item.tool_names]
+    offered += [name for name in registered if name not in offered]
     return f"no toolset has a tool named {hook.tool_name!r}{_closest(hook.tool_name, offered)}"
 
 

@@ -59,7 +59,9 @@ class AppModule(Module):
         stage_reporter: StageReporter,
     ) -> ToolRegistry:
         toolsets = build_toolsets(config.toolsets, internal_tools=internal_tools)
-        return ToolRegistry(toolsets, stage_reporter=stage_reporter)
+        return ToolRegistry(
+            toolsets, registered_tools=internal_tools, stage_reporter=stage_reporter
+        )
 
 
 class ClockModule(Module):

@@ -13,6 +13,7 @@ from pydantic import ConfigDict, Field
 from agent_hooks.config._base import StrictModel, require_in_schema
 
 __all__ = [
+    "DEFAULT_TIMEOUT_SECONDS",
     "DeploymentToolConfig",
     "DeploymentToolsetConfig",
     "EnvRef",
@@ -57,12 +58,15 @@ class ErrorMessageFallbackConfig(StrictModel):
 
 FallbackConfig = Annotated[ErrorMessageFallbackConfig, Field(discriminator="kind")]
 
+DEFAULT_TIMEOUT_SECONDS = 30.0
+"""How long a tool call may take when nothing says otherwise."""
+
 
 class _ToolsetBase(StrictModel):
     name: str = Field(min_length=1, examples=["memory_server"])
     """Unique name of the toolset; prefixes the final names of ``mcp`` and ``rest-api`` tools."""
 
-    timeout_seconds: float = Field(default=30, gt=0, examples=[10])
+    timeout_seconds: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0, examples=[10])
     """Longest time one tool call (and, for ``mcp``, starting the session) may take before it
     counts as failed. Must be greater than 0."""
 

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Self
 
+from agent_hooks.config.toolsets import DEFAULT_TIMEOUT_SECONDS
 from agent_hooks.errors import UsageError
-from agent_hooks.tools import StagedBaseTool, StageReporter
+from agent_hooks.tools import FallbackProcessor, StagedBaseTool, StageReporter
 from agent_hooks.tools.toolsets._base import Toolset
 from agent_hooks.tools.toolsets._guard import GuardedTool
 
@@ -22,15 +23,21 @@ class ToolRegistry:
 
     Tools come back wrapped in :class:`GuardedTool` (deadline, fallback, host stages). The
     registry owns the toolsets: :meth:`aclose` closes every one, once.
+
+    ``registered_tools`` (the DI list of Python tools, ``current_time`` included) answer by their
+    verbatim name when no toolset has the name, as in the seed design where a hook sees every
+    registered tool; an ``internal`` toolset adds a timeout, a fallback and a check at start-up.
     """
 
     def __init__(
         self,
         toolsets: Sequence[Toolset],
         *,
+        registered_tools: Sequence[StagedBaseTool] = (),
         stage_reporter: StageReporter | None = None,
     ) -> None:
         self.toolsets = tuple(toolsets)
+        self.registered_tools = tuple(registered_tools)
         self._stage_reporter = stage_reporter
         self._guarded: dict[str, StagedBaseTool] = {}
         self._closed = False
@@ -49,15 +56,27 @@ class ToolRegistry:
         for toolset in self.toolsets:
             tool = await toolset.find_tool(name)
             if tool is not None:
-                guarded = GuardedTool(
-                    tool,
-                    timeout_seconds=toolset.timeout_seconds,
-                    fallback=toolset.fallback,
-                    stage_reporter=self._stage_reporter,
-                )
-                self._guarded[name] = guarded
-                return guarded
+                return self._guard(name, tool, toolset.timeout_seconds, toolset.fallback)
+        registered = next((t for t in self.registered_tools if t.name == name), None)
+        if registered is not None:
+            return self._guard(name, registered, DEFAULT_TIMEOUT_SECONDS, None)
         return None
+
+    def _guard(
+        self,
+        name: str,
+        tool: StagedBaseTool,
+        timeout_seconds: float,
+        fallback: FallbackProcessor | None,
+    ) -> StagedBaseTool:
+        guarded = GuardedTool(
+            tool,
+            timeout_seconds=timeout_seconds,
+            fallback=fallback,
+            stage_reporter=self._stage_reporter,
+        )
+        self._guarded[name] = guarded
+        return guarded
 
     async def aclose(self) -> None:
         """Close every toolset; one failing to close does not keep the others open."""

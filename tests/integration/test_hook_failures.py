@@ -138,3 +138,15 @@ async def test_after_a_crash_the_next_hook_reopens_the_session(
     assert warning.getMessage().startswith("hook=crasher tool=flaky_crash outcome=skipped")
     _crashed, reopened = start_log.read_text().split()
     assert tool_pairs(result) == [("flaky_whoami", "{}", reopened)]
+
+
+async def test_a_toolset_fallback_also_covers_a_server_that_cannot_start() -> None:
+    toolset, probe = MISSING_COMMAND({})
+    fallback = {"kind": "error_message", "template": "{tool} unavailable"}
+    config = ApplicationConfig.from_dict(
+        {"toolsets": [{**toolset, "fallback": fallback}], "hooks": [probe]}
+    )
+    async with open_app(config) as injector:
+        with anyio.fail_after(DEADLINE):
+            result = await run_hooks(injector, HISTORY)
+    assert tool_pairs(result) == [("memory_get_memories", "{}", "memory_get_memories unavailable")]

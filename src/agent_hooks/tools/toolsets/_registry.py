@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from agent_hooks.config.toolsets import DEFAULT_TIMEOUT_SECONDS
-from agent_hooks.errors import UsageError
+from agent_hooks.errors import ToolError, UsageError
 from agent_hooks.tools import FallbackProcessor, StagedBaseTool, StageReporter
 from agent_hooks.tools.toolsets._base import Toolset
 from agent_hooks.tools.toolsets._guard import GuardedTool
 
 __all__ = ["ToolRegistry"]
+
+
+class _UnreachableTool(StagedBaseTool):
+    """Stands for a tool whose toolset could not be reached: running it re-raises why."""
+
+    def __init__(self, name: str, error: ToolError) -> None:
+        super().__init__(name=name)
+        self.error = error
+
+    async def execute(self, arguments: Mapping[str, Any]) -> str | None:
+        raise self.error
+
 
 logger = logging.getLogger("agent_hooks.tools")
 
@@ -54,7 +66,20 @@ class ToolRegistry:
         if name in self._guarded:
             return self._guarded[name]
         for toolset in self.toolsets:
-            tool = await toolset.find_tool(name)
+            try:
+                tool = await toolset.find_tool(name)
+            except ToolError as exc:
+                if toolset.fallback is None:
+                    raise
+                # The toolset's fallback covers "cannot reach it" too; not cached, so the next
+                # lookup tries the toolset again.
+                unreachable = _UnreachableTool(name, exc)
+                return GuardedTool(
+                    unreachable,
+                    timeout_seconds=toolset.timeout_seconds,
+                    fallback=toolset.fallback,
+                    stage_reporter=self._stage_reporter,
+                )
             if tool is not None:
                 return self._guard(name, tool, toolset.timeout_seconds, toolset.fallback)
         registered = next((t for t in self.registered_tools if t.name == name), None)

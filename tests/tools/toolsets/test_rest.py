@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -108,3 +109,18 @@ def test_path_parameters_are_written_as_text_and_url_encoded(value: Any, segment
     path, rest = fill_path("/items/{id}/x", {"id": value, "q": 1}, tool_name="t")
     assert path == f"/items/{segment}/x"
     assert rest == {"q": 1}
+
+
+def test_one_app_serves_requests_run_in_separate_event_loops(rest_server: RecordingServer) -> None:
+    """A host may call ``asyncio.run`` per request with one long-lived toolset."""
+    toolset = _toolset(rest_server.url, headers={})
+
+    async def one_request() -> str | None:
+        return await _call(toolset, "user_prefs_get_preferences", user_id="ada")
+
+    first = asyncio.run(one_request())
+    second = asyncio.run(one_request())
+    assert first == second
+    assert first is not None
+    assert len(rest_server.received()) == 2
+    asyncio.run(toolset.aclose())

@@ -9,7 +9,8 @@ is what both toolsets have in common: tools fixed by the manifest, one client.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import AsyncGenerator, Iterable
 from typing import Any
 
 import httpx
@@ -29,6 +30,11 @@ class ToolHttpClient:
 
     ``timeout_seconds`` is also the transport timeout (connect, read, write, pool), so a call
     cannot hang on a socket even when nobody wraps it in a deadline.
+
+    Pooled connections belong to the event loop that opened them. A host that runs each request
+    in its own loop (``asyncio.run`` per request) gets a fresh client in each new loop instead of
+    "Event loop is closed", and each loop's client is closed by that loop as it shuts down: the
+    client is held by an async generator, which ``asyncio.run`` finalises before closing.
     """
 
     def __init__(self, *, owner: str, timeout_seconds: float, base_url: str = "") -> None:
@@ -36,6 +42,8 @@ class ToolHttpClient:
         self.timeout_seconds = timeout_seconds
         self.base_url = base_url
         self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lifetime: AsyncGenerator[None, None] | None = None
         self._closed = False
 
     async def send(
@@ -58,7 +66,7 @@ class ToolHttpClient:
             ToolError: the request failed in transport, or the status is not 2xx (the message
                 names the status and quotes the start of the body).
         """
-        client = self._get()
+        client = await self._get()
         request = client.build_request(method, url, headers=headers, params=params, json=json)
         where = f"{method} {request.url.copy_with(query=None)}"
         try:
@@ -73,21 +81,34 @@ class ToolHttpClient:
             raise ToolError(tool_name, reason)
         return response
 
-    def _get(self) -> httpx.AsyncClient:
+    async def _get(self) -> httpx.AsyncClient:
         if self._closed:
             raise UsageError(f"the HTTP client of toolset {self.owner!r} is closed")
-        if self._client is None:
-            self._client = httpx.AsyncClient(
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            client = httpx.AsyncClient(
                 base_url=self.base_url, timeout=httpx.Timeout(self.timeout_seconds)
             )
+            lifetime = _closed_with_the_loop(client)
+            await anext(lifetime)  # registers the generator with this loop's shutdown
+            self._client, self._loop, self._lifetime = client, loop, lifetime
         return self._client
 
     async def aclose(self) -> None:
         """Close the pooled connections; safe to call more than once."""
         self._closed = True
-        client, self._client = self._client, None
-        if client is not None:
-            await client.aclose()
+        lifetime, self._lifetime, self._client = self._lifetime, None, None
+        if lifetime is not None and self._loop is asyncio.get_running_loop():
+            await lifetime.aclose()  # its finally closes the client
+        # A client of an earlier loop was closed by that loop's shutdown.
+
+
+async def _closed_with_the_loop(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
+    """Holds ``client`` open until closed, or until its event loop shuts its generators down."""
+    try:
+        yield
+    finally:
+        await client.aclose()
 
 
 def excerpt(text: str) -> str:

@@ -106,3 +106,24 @@ def test_a_verbatim_tool_name_over_the_limit_is_an_error() -> None:
 def test_hooks_are_not_cross_checked_when_preview_drops_them() -> None:
     manifest = {"toolsets": [CLOCK], "hooks": [hook(toolset_name="nowhere")]}
     assert ApplicationConfig.from_dict(manifest, preview=False).hooks is None
+
+
+def test_declared_rest_and_deployment_tools_must_fit_the_64_character_limit() -> None:
+    rest = {
+        "type": "rest-api",
+        "name": "preferences_api",
+        "base_url": "https://prefs.example.com",
+        "tools": [{"name": "ok", "path": "/ok"}, {"name": "g" * 50, "path": "/long"}],
+    }
+    deployment = {
+        "type": "deployment",
+        "endpoint": "https://dial.example.com",
+        "tools": [{"name": "S" * 65, "deployment": "d"}],
+    }
+    long_rest = "preferences_api_" + "g" * 50
+    assert errors([rest, deployment], []) == [
+        f"toolsets[0].tools[1].name: final tool name {long_rest!r} is 66 characters;"
+        " the limit is 64",
+        f"toolsets[1].tools[0].name: final tool name {'S' * 65!r} is 65 characters;"
+        " the limit is 64",
+    ]

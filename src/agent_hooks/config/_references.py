@@ -13,6 +13,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from agent_hooks._toolnames import MAX_TOOL_NAME_LENGTH, uncut_toolname
 from agent_hooks.config._suggest import did_you_mean, quoted_list
+from agent_hooks.config.toolsets import DeploymentToolsetConfig, RestApiToolsetConfig
 from agent_hooks.errors import ConfigIssue
 
 if TYPE_CHECKING:
@@ -28,11 +29,10 @@ _VERBATIM_TOOLSET_TYPES = ("deployment", "internal")
 def reference_errors(config: ApplicationConfig) -> list[InitErrorDetails]:
     """Every cross-reference problem, in manifest order (toolsets first, then hook by hook)."""
     hooks = config.hooks or []
-    toolset_types: dict[str, str] = {}
-    for toolset in config.toolsets:
-        toolset_types.setdefault(toolset.name, toolset.type)
+    toolset_types = _toolset_types(config)
     errors = _duplicates("toolsets", ((i, t.name) for i, t in enumerate(config.toolsets)))
     errors += _duplicates("hooks", ((i, h.name) for i, h in enumerate(hooks)))
+    errors += _declared_tool_length_errors(config)
     for index, hook in enumerate(hooks):
         errors += _toolset_errors(index, hook, toolset_types)
         errors += _length_errors(index, hook)
@@ -80,9 +80,7 @@ def reference_warnings(config: ApplicationConfig) -> list[ConfigIssue]:
     The SPEC's naming rule makes this legal, so it is a warning, not an error: the hook is
     skipped at run time with a warning of its own.
     """
-    toolset_types: dict[str, str] = {}
-    for toolset in config.toolsets:
-        toolset_types.setdefault(toolset.name, toolset.type)
+    toolset_types = _toolset_types(config)
     warnings: list[ConfigIssue] = []
     for index, hook in enumerate(config.hooks or []):
         kind = toolset_types.get(hook.toolset_name or "")
@@ -98,19 +96,47 @@ def reference_warnings(config: ApplicationConfig) -> list[ConfigIssue]:
     return warnings
 
 
+def _toolset_types(config: ApplicationConfig) -> dict[str, str]:
+    """Each declared toolset name and its ``type`` (the first declaration wins)."""
+    types: dict[str, str] = {}
+    for toolset in config.toolsets:
+        types.setdefault(toolset.name, toolset.type)
+    return types
+
+
 def _length_errors(index: int, hook: ToolCallHookConfig) -> list[InitErrorDetails]:
     """A final name over the limit would be cut, so it could name a different tool or none."""
     if hook.toolset_name is None:
         full_name = hook.tool_name
     else:
         full_name = uncut_toolname(f"{hook.toolset_name}_{hook.tool_name}")
+    return _too_long(("hooks", index, "tool_name"), full_name, hook.tool_name)
+
+
+def _declared_tool_length_errors(config: ApplicationConfig) -> list[InitErrorDetails]:
+    """Tools a manifest declares itself (``rest-api``, ``deployment``) must fit the limit too."""
+    errors: list[InitErrorDetails] = []
+    for index, toolset in enumerate(config.toolsets):
+        if isinstance(toolset, RestApiToolsetConfig):
+            for position, tool in enumerate(toolset.tools):
+                full_name = uncut_toolname(f"{toolset.name}_{tool.name}")
+                loc = ("toolsets", index, "tools", position, "name")
+                errors += _too_long(loc, full_name, tool.name)
+        elif isinstance(toolset, DeploymentToolsetConfig):
+            for position, deployment in enumerate(toolset.tools):
+                loc = ("toolsets", index, "tools", position, "name")
+                errors += _too_long(loc, deployment.name, deployment.name)
+    return errors
+
+
+def _too_long(loc: tuple[str | int, ...], full_name: str, value: str) -> list[InitErrorDetails]:
     if len(full_name) <= MAX_TOOL_NAME_LENGTH:
         return []
     message = (
         f"final tool name {full_name!r} is {len(full_name)} characters;"
         f" the limit is {MAX_TOOL_NAME_LENGTH}"
     )
-    return [_error(("hooks", index, "tool_name"), message, hook.tool_name)]
+    return [_error(loc, message, value)]
 
 
 def _error(loc: tuple[str | int, ...], message: str, value: str) -> InitErrorDetails:

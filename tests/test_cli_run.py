@@ -142,3 +142,22 @@ def test_run_rejects_a_now_that_is_not_unix_seconds_with_exit_2(
     assert "--now" in captured.err
     assert "Traceback" not in captured.err
     assert captured.out == ""
+
+
+def test_a_reader_closing_the_pipe_early_gets_no_traceback(tmp_path: Path) -> None:
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps([{"role": "user", "content": "x" * 100}] * 5000))
+    executable = Path(sys.executable).with_name("agent-hooks")
+    process = subprocess.Popen(
+        [str(executable), "run", str(TIME_APP / "manifest.json"), "--messages", str(history)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    process.stdout.read(10)
+    process.stdout.close()  # like `| head -c 10`
+    stderr = process.stderr.read().decode()
+    process.stderr.close()
+    assert process.wait(timeout=60) == 1
+    assert "Traceback" not in stderr

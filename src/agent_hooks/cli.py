@@ -11,6 +11,7 @@ import asyncio
 import json
 import logging
 import math
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ from agent_hooks.app_factory import ClockModule, open_app
 from agent_hooks.clock import FixedClock
 from agent_hooks.config import ApplicationConfig, FeatureSettings
 from agent_hooks.config._diagnostics import issues_from_validation_error
+from agent_hooks.config._jsontext import parse_json_text
 from agent_hooks.config._references import reference_warnings
 from agent_hooks.errors import AgentHooksError, ConfigError, ConfigIssue
 from agent_hooks.injection import MessagesTransformer
@@ -138,6 +140,11 @@ def _run_command(args: argparse.Namespace) -> int:
     except AgentHooksError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INTERNAL
+    except BrokenPipeError:
+        # The reader of our stdout went away (``| head``): nothing left to tell it. Point stdout
+        # at devnull so the interpreter's final flush does not fail a second time.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_INTERNAL
     except Exception as exc:  # the last line of defence: never a traceback
         logger.debug("unexpected failure", exc_info=True)
         print(f"error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -207,13 +214,9 @@ def _load_messages(source: str) -> list[Message]:
             [ConfigIssue("$", f"cannot read messages from {where}: {exc}")]
         ) from exc
     try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        issue = ConfigIssue(
-            "$",
-            f"messages in {where} are not JSON (line {exc.lineno} column {exc.colno}: {exc.msg})",
-        )
-        raise _UserInputError([issue]) from exc
+        data: Any = parse_json_text(text, source=where)
+    except ConfigError as exc:
+        raise _UserInputError(exc.issues) from exc
     try:
         return _MESSAGES.validate_python(data)
     except ValidationError as exc:

@@ -4,6 +4,7 @@
 
     AgentHooksError
     ├── ConfigError            the manifest author: the manifest or a reference in it is wrong
+    │                          (also a ``ValueError``)
     ├── ToolError              the tool's owner: a tool call failed (server down, bad status, ...)
     │   └── ToolTimeoutError   ... because it ran out of time (also a ``TimeoutError``)
     └── UsageError             the host developer: the library was used the wrong way
@@ -42,8 +43,12 @@ class ConfigIssue:
         return f"{self.path}: {self.message}"
 
 
-class ConfigError(AgentHooksError):
-    """The manifest cannot be used as written; every issue names its JSON path."""
+class ConfigError(AgentHooksError, ValueError):
+    """The manifest cannot be used as written; every issue names its JSON path.
+
+    Also a ``ValueError``, like pydantic's ``ValidationError``: code that guards manifest loading
+    with ``except ValueError`` catches both.
+    """
 
     def __init__(self, issues: Sequence[ConfigIssue], *, source: str | None = None) -> None:
         self.issues = tuple(issues)

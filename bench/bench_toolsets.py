@@ -20,14 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +37,9 @@ from agent_hooks.injection import MessagesTransformer
 from agent_hooks.messages import Message
 
 REPO = Path(__file__).resolve().parents[1]
-MEMORY_SERVER = REPO / "examples" / "memory-server" / "memory_server.py"
+sys.path.insert(0, str(REPO))  # the test servers' helpers live in tests/servers
+
+from tests.servers.processes import MEMORY_SERVER, free_port, running_server  # noqa: E402
 
 REPEATS = 7
 """Batches per reused figure, and fresh apps per fresh figure; every figure is their median."""
@@ -50,10 +49,6 @@ REUSED_LOOPS = 20
 
 SKIP_LOOPS = 1_000
 """Hook runs per batch for the TTL-fresh skip (microseconds each)."""
-
-STARTUP_DEADLINE_SECONDS = 30.0
-STOP_DEADLINE_SECONDS = 10.0
-_POLL_SECONDS = 0.05
 
 HISTORY = [
     Message.model_validate({"role": "system", "content": "You are a helpful assistant."}),
@@ -69,51 +64,7 @@ class Row:
     close: float
 
 
-# ---------------------------------------------------------------------------------------------
-# Servers: child processes on free ports, waited for with a bounded poll, always stopped.
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@contextmanager
-def running_server(args: Sequence[str], *, port: int, log_path: Path) -> Iterator[str]:
-    """Run ``python *args`` until the block ends; yields ``http://127.0.0.1:{port}``."""
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(
-            [sys.executable, *args], stdout=log, stderr=subprocess.STDOUT, cwd=REPO
-        )
-    try:
-        _wait_until_listening(process, port, log_path)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=STOP_DEADLINE_SECONDS)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=STOP_DEADLINE_SECONDS)
-
-
-def _wait_until_listening(process: subprocess.Popen[bytes], port: int, log_path: Path) -> None:
-    deadline = time.monotonic() + STARTUP_DEADLINE_SECONDS
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=_POLL_SECONDS).close()
-            return
-        except OSError:
-            pass
-        try:
-            code = process.wait(timeout=_POLL_SECONDS)
-        except subprocess.TimeoutExpired:
-            continue
-        raise RuntimeError(f"server exited with {code}:\n{log_path.read_text(errors='replace')}")
-    raise TimeoutError(f"server not listening on port {port} after {STARTUP_DEADLINE_SECONDS}s")
+# Servers: child processes on free ports, started and stopped by the same helpers the tests use.
 
 
 def serve_rest(port: int) -> None:

@@ -15,6 +15,8 @@ from agent_hooks.tools.toolsets._guard import GuardedTool
 
 __all__ = ["ToolRegistry"]
 
+logger = logging.getLogger("agent_hooks.tools")
+
 
 class _UnreachableTool(StagedBaseTool):
     """Stands for a tool whose toolset could not be reached: running it re-raises why."""
@@ -25,9 +27,6 @@ class _UnreachableTool(StagedBaseTool):
 
     async def execute(self, arguments: Mapping[str, Any]) -> str | None:
         raise self.error
-
-
-logger = logging.getLogger("agent_hooks.tools")
 
 
 class ToolRegistry:
@@ -74,33 +73,31 @@ class ToolRegistry:
                 # The toolset's fallback covers "cannot reach it" too; not cached, so the next
                 # lookup tries the toolset again.
                 unreachable = _UnreachableTool(name, exc)
-                return GuardedTool(
-                    unreachable,
-                    timeout_seconds=toolset.timeout_seconds,
-                    fallback=toolset.fallback,
-                    stage_reporter=self._stage_reporter,
-                )
+                return self._guard(unreachable, toolset.timeout_seconds, toolset.fallback)
             if tool is not None:
-                return self._guard(name, tool, toolset.timeout_seconds, toolset.fallback)
+                return self._guard(tool, toolset.timeout_seconds, toolset.fallback, cache=True)
         registered = next((t for t in self.registered_tools if t.name == name), None)
         if registered is not None:
-            return self._guard(name, registered, DEFAULT_TIMEOUT_SECONDS, None)
+            return self._guard(registered, DEFAULT_TIMEOUT_SECONDS, None, cache=True)
         return None
 
     def _guard(
         self,
-        name: str,
         tool: StagedBaseTool,
         timeout_seconds: float,
         fallback: FallbackProcessor | None,
+        *,
+        cache: bool = False,
     ) -> StagedBaseTool:
+        """``tool`` behind its deadline, fallback and the host's stages; kept when ``cache``."""
         guarded = GuardedTool(
             tool,
             timeout_seconds=timeout_seconds,
             fallback=fallback,
             stage_reporter=self._stage_reporter,
         )
-        self._guarded[name] = guarded
+        if cache:
+            self._guarded[tool.name] = guarded
         return guarded
 
     async def aclose(self) -> None:

@@ -25,16 +25,17 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, s
     return code, output, captured.err
 
 
+def run_time_app(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, Any, str]:
+    """``run`` on the time-app example's manifest and history, with ``extra`` options."""
+    manifest = str(TIME_APP / "manifest.json")
+    return run_cli(capsys, "run", manifest, "--messages", str(TIME_APP / "history.json"), *extra)
+
+
 @pytest.mark.usefixtures("preview_on")
 def test_run_prints_the_history_with_the_injected_pair(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, history, _ = run_cli(
-        capsys,
-        "run", str(TIME_APP / "manifest.json"),
-        "--messages", str(TIME_APP / "history.json"),
-        "--now", str(NOW),
-    )  # fmt: skip
+    code, history, _ = run_time_app(capsys, "--now", str(NOW))
     assert code == 0
     original = json.loads((TIME_APP / "history.json").read_text())
     assert history[:2] == original
@@ -49,14 +50,11 @@ def test_run_prints_the_history_with_the_injected_pair(
 
 @pytest.mark.usefixtures("preview_on")
 def test_run_within_the_ttl_leaves_its_own_output_unchanged(
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    manifest = str(TIME_APP / "manifest.json")
-    messages = str(TIME_APP / "history.json")
-    _, first, _ = run_cli(capsys, "run", manifest, "--messages", messages, "--now", str(NOW))
+    _, first, _ = run_time_app(capsys, "--now", str(NOW))
     monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(first)))
+    manifest = str(TIME_APP / "manifest.json")
     code, second, _ = run_cli(capsys, "run", manifest, "--messages", "-", "--now", str(NOW + 599))
     assert code == 0
     assert second == first
@@ -66,11 +64,7 @@ def test_run_within_the_ttl_leaves_its_own_output_unchanged(
 def test_run_with_preview_off_says_so_and_leaves_the_history_unchanged(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, history, err = run_cli(
-        capsys,
-        "run", str(TIME_APP / "manifest.json"),
-        "--messages", str(TIME_APP / "history.json"),
-    )  # fmt: skip
+    code, history, err = run_time_app(capsys)
     assert code == 0
     assert history == json.loads((TIME_APP / "history.json").read_text())
     assert "ENABLE_PREVIEW_FEATURES" in err

@@ -46,19 +46,11 @@ def test_malformed_manifest_prints_exactly_its_expected_lines_and_exits_2(
     assert err == ""
 
 
-def test_a_missing_file_is_one_error_at_the_root(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+@pytest.mark.parametrize("name", ["absent.json", "."], ids=["missing file", "directory"])
+def test_an_unreadable_path_is_one_error_at_the_root(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
 ) -> None:
-    code, out, _ = validate(capsys, tmp_path / "absent.json")
-    assert code == 2
-    assert out.startswith("$: cannot read file: ")
-    assert out.count("\n") == 1
-
-
-def test_a_directory_is_one_error_at_the_root(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    code, out, _ = validate(capsys, tmp_path)
+    code, out, _ = validate(capsys, tmp_path / name)
     assert code == 2
     assert out.startswith("$: cannot read file: ")
     assert out.count("\n") == 1

@@ -77,7 +77,8 @@ def test_an_object_where_a_string_or_env_reference_goes_is_read_as_a_reference()
 def test_an_unknown_key_with_nothing_close_lists_the_allowed_keys() -> None:
     assert lines({"hooks": [{**HOOK, "ttl": 5}]}) == [
         "hooks[0].ttl: unknown key (allowed keys: 'event', 'name', 'kind', 'toolset_name',"
-        " 'tool_name', 'arguments', 'frequency', 'refresh_condition')"
+        " 'tool_name', 'arguments', 'frequency', 'refresh_condition', 'timeout_seconds',"
+        " 'condition', 'on_error', 'max_content_chars')"
     ]
 
 
@@ -121,7 +122,7 @@ def test_each_problem_is_reported_once_in_document_order() -> None:
     assert lines(manifest) == [
         "toolsets[0].name: required field is missing",
         "toolsets[1].name: must not be empty",
-        "x: unknown key (allowed keys: '$schema', 'toolsets', 'hooks')",
+        "x: unknown key (allowed keys: '$schema', 'toolsets', 'hooks', 'hooks_max_concurrency')",
     ]
 
 

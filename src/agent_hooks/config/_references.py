@@ -31,6 +31,7 @@ def reference_errors(config: ApplicationConfig) -> list[InitErrorDetails]:
     hooks = config.hooks or []
     toolset_types = _toolset_types(config)
     errors = _duplicates("toolsets", ((i, t.name) for i, t in enumerate(config.toolsets)))
+    errors += _sanitized_collisions(config)
     errors += _duplicates("hooks", ((i, h.name) for i, h in enumerate(hooks)))
     errors += _declared_tool_length_errors(config)
     for index, hook in enumerate(hooks):
@@ -53,6 +54,26 @@ def _duplicates(section: str, names: Iterable[tuple[int, str | None]]) -> list[I
             errors.append(_error((section, index, "name"), message, name))
         else:
             first[name] = index
+    return errors
+
+
+def _sanitized_collisions(config: ApplicationConfig) -> list[InitErrorDetails]:
+    """Two toolsets whose names sanitise alike (``kb.a``, ``kb_a``) would give their tools the
+    same final names, so one would silently answer for the other."""
+    first: dict[str, tuple[int, str]] = {}
+    errors: list[InitErrorDetails] = []
+    for index, toolset in enumerate(config.toolsets):
+        key = uncut_toolname(toolset.name)
+        if key not in first:
+            first[key] = (index, toolset.name)
+            continue
+        other_index, other = first[key]
+        if other != toolset.name:  # an exact repeat is already a duplicate-name error
+            message = (
+                f"toolset names {other!r} (toolsets[{other_index}]) and {toolset.name!r} both"
+                f" become {key!r} in tool names; rename one"
+            )
+            errors.append(_error(("toolsets", index, "name"), message, toolset.name))
     return errors
 
 

@@ -24,9 +24,12 @@ from agent_hooks.config.hooks import HookConfig
 from agent_hooks.config.toolsets import ToolsetConfig
 from agent_hooks.errors import ConfigError, ConfigIssue
 
-__all__ = ["PREVIEW_CONTEXT_KEY", "ApplicationConfig"]
+__all__ = ["DEFAULT_HOOKS_MAX_CONCURRENCY", "PREVIEW_CONTEXT_KEY", "ApplicationConfig"]
 
 logger = logging.getLogger("agent_hooks.config")
+
+DEFAULT_HOOKS_MAX_CONCURRENCY = 8
+"""How many hooks of one request run at once when the manifest does not say."""
 
 PREVIEW_CONTEXT_KEY = "preview"
 """Validation-context key that overrides ``ENABLE_PREVIEW_FEATURES`` (``validate`` sets it)."""
@@ -70,6 +73,21 @@ class ApplicationConfig(StrictModel):
             ]
         ],
     )
+
+    hooks_max_concurrency: int | None = PreviewField(
+        description=(
+            "How many hooks of one request run at once (at least 1; 8 when absent or null);"
+            " 1 runs them one after another. Results are applied in manifest order either way."
+        ),
+        ge=1,
+        strict=True,
+        examples=[4],
+    )
+
+    @property
+    def max_concurrency(self) -> int:
+        """``hooks_max_concurrency``, or its default of 8."""
+        return self.hooks_max_concurrency or DEFAULT_HOOKS_MAX_CONCURRENCY
 
     @model_validator(mode="before")
     @classmethod

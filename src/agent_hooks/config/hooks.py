@@ -9,12 +9,14 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from agent_hooks._toolnames import sanitize_toolname
 from agent_hooks.config._base import StrictModel, require_in_schema
 
 __all__ = [
+    "DEFAULT_MAX_CONTENT_CHARS",
+    "DEFAULT_TIMEOUT_SECONDS",
     "MAX_TTL_MINUTES",
     "HookConfig",
     "HookEvent",
@@ -26,11 +28,14 @@ __all__ = [
 
 
 class HookEvent(StrEnum):
-    """The seam of the host's request handling where a hook fires. ``on_request_start``: after
-    the host's initialisers, before the first model call of a request."""
+    """The seam of the host's request handling where a hook fires: ``on_request_start`` (before
+    the first model call of a request) or ``on_completion`` (after the final answer)."""
 
     ON_REQUEST_START = "on_request_start"
     """After the host's initialisers, before the first model call of a request."""
+
+    ON_COMPLETION = "on_completion"
+    """After the agent produced its final answer; results are not injected."""
 
 
 class InjectionFrequency(StrEnum):
@@ -45,6 +50,16 @@ class InjectionFrequency(StrEnum):
     new one when it changed."""
 
 
+DEFAULT_TIMEOUT_SECONDS: dict[HookEvent, float] = {
+    HookEvent.ON_REQUEST_START: 15.0,
+    HookEvent.ON_COMPLETION: 30.0,
+}
+"""A hook's deadline when it gives no ``timeout_seconds``: a request waits for request-start
+hooks, so they get less time than completion hooks, which run after the answer."""
+
+DEFAULT_MAX_CONTENT_CHARS = 20_000
+"""Longest tool result injected as is; longer ones are cut with a marker."""
+
 MAX_TTL_MINUTES = 100 * 365 * 24 * 60
 """A TTL cap that keeps the expiry stamped into call ids short (ids must stay under 64 chars)."""
 
@@ -57,7 +72,7 @@ class TTLRefreshCondition(StrictModel):
     kind: Literal["ttl"] = "ttl"
     """Discriminator: a time-to-live."""
 
-    ttl_minutes: int = Field(gt=0, le=MAX_TTL_MINUTES, examples=[60])
+    ttl_minutes: int = Field(gt=0, le=MAX_TTL_MINUTES, strict=True, examples=[60])
     """Minutes a result stays fresh: greater than 0, at most 100 years (52560000)."""
 
 
@@ -67,7 +82,8 @@ RefreshConditionConfig = Annotated[TTLRefreshCondition, Field(discriminator="kin
 
 class _BaseHookConfig(StrictModel):
     event: HookEvent = Field(examples=["on_request_start"])
-    """The seam where the hook fires; ``on_request_start`` is the only one today."""
+    """The seam where the hook fires: ``on_request_start`` (its result is injected into the
+    history) or ``on_completion`` (runs after the final answer; nothing is injected)."""
 
     name: str | None = Field(default=None, min_length=1, examples=["user-memories"])
     """A label for logs and diagnostics; unique within the manifest when given."""
@@ -103,6 +119,44 @@ class ToolCallHookConfig(_BaseHookConfig):
     )
     """When set, the tool is not called while the latest result is fresh; ``null`` calls it on
     every request."""
+
+    timeout_seconds: float | None = Field(default=None, gt=0, strict=True, examples=[5])
+    """Longest time the hook may take, everything included (starting its toolset's session, the
+    call, enrichment); then it is abandoned. Greater than 0; 15 for ``on_request_start`` and 30
+    for ``on_completion`` when omitted."""
+
+    condition: str | None = Field(
+        default=None, min_length=1, examples=["last_user_message != null"]
+    )
+    """A JSON-e expression over the hook context; when it is falsy (false, null, 0, "", [], {})
+    the hook is skipped. Omit it to always run."""
+
+    on_error: Literal["skip", "fail"] = Field(default="skip", examples=["fail"])
+    """``skip`` (default): a failing hook logs a warning and the request goes on without it.
+    ``fail``: the run raises ``HookFailedError`` once the other hooks finished."""
+
+    max_content_chars: int = Field(
+        default=DEFAULT_MAX_CONTENT_CHARS, gt=0, strict=True, examples=[4000]
+    )
+    """Longest tool result injected; a longer one is cut to this many characters and marked
+    ``[truncated at N characters]``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_timeout_for_event(cls, data: Any) -> Any:
+        """Fill in the event's default deadline, so ``timeout_seconds`` is always a number."""
+        if isinstance(data, dict) and data.get("timeout_seconds") is None:
+            try:
+                event = HookEvent(data.get("event"))
+            except ValueError:
+                return data  # the event itself is reported as the error
+            return {**data, "timeout_seconds": DEFAULT_TIMEOUT_SECONDS[event]}
+        return data
+
+    @property
+    def deadline_seconds(self) -> float:
+        """``timeout_seconds``, or the event's default when the model was built without it."""
+        return self.timeout_seconds or DEFAULT_TIMEOUT_SECONDS[self.event]
 
     @property
     def final_tool_name(self) -> str:

@@ -147,7 +147,7 @@ class ToolCallHookConfig(_BaseHookConfig):
         """Fill in the event's default deadline, so ``timeout_seconds`` is always a number."""
         if isinstance(data, dict) and data.get("timeout_seconds") is None:
             try:
-                event = HookEvent(data.get("event"))
+                event = HookEvent(str(data.get("event")))
             except ValueError:
                 return data  # the event itself is reported as the error
             return {**data, "timeout_seconds": DEFAULT_TIMEOUT_SECONDS[event]}

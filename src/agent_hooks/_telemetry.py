@@ -1,0 +1,92 @@
+"""OpenTelemetry spans: one ``agent_hooks.run`` per run, one ``agent_hooks.hook`` per hook.
+
+Only ``opentelemetry-api`` is used, so every call is a no-op until the host installs an SDK. The
+tracer is looked up at call time, not at import, so a host that configures its SDK after importing
+us is still honoured.
+
+Spans carry only what the record says about the hook (its label, final tool name, outcome and
+latency), never arguments, tool content, user text or the record's reason: a reason may quote a
+server's error body, which can echo what the user asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, Status, StatusCode
+
+from agent_hooks.config import HookEvent
+
+if TYPE_CHECKING:
+    from agent_hooks.runtime import HookRunRecord
+
+__all__ = ["FAILED_OUTCOMES", "RunSpan", "record_hook_span", "run_span"]
+
+TRACER_NAME = "agent_hooks"
+
+FAILED_OUTCOMES = frozenset({"skipped_error", "timed_out"})
+"""Outcomes whose hook span gets status ERROR (SPEC section 8: what counts as a failure)."""
+
+
+class RunSpan:
+    """The ``agent_hooks.run`` span as the runner sees it: it can only be marked failed."""
+
+    def __init__(self, span: Span) -> None:
+        self._span = span
+        self.failed = False
+
+    def fail(self, message: str) -> None:
+        """Mark the run failed (the runner is about to raise ``HookFailedError``).
+
+        ``message`` becomes the status description, so it must name hooks, not quote content.
+        """
+        self.failed = True
+        self._span.set_status(Status(StatusCode.ERROR, message))
+
+
+@contextmanager
+def run_span(event: HookEvent) -> Iterator[RunSpan]:
+    """Open ``agent_hooks.run`` as the current span, so hook spans recorded inside are its children.
+
+    An unexpected exception marks the span ERROR with the exception's type only; the exception
+    itself is not recorded, as its message may hold content.
+    """
+    tracer = trace.get_tracer(TRACER_NAME)
+    with tracer.start_as_current_span(
+        "agent_hooks.run",
+        attributes={"agent_hooks.event": str(event)},
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as span:
+        run = RunSpan(span)
+        try:
+            yield run
+        except Exception as exc:
+            if not run.failed:
+                span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+            raise
+
+
+def record_hook_span(record: HookRunRecord, *, start_time_ns: int, end_time_ns: int) -> None:
+    """Record one finished hook as a child of the current span, with its real start and end.
+
+    The span is created after the hook ended (the runner knows the outcome only then), so its
+    times come from the caller rather than from the span's own clock.
+    """
+    tracer = trace.get_tracer(TRACER_NAME)
+    span = tracer.start_span(
+        "agent_hooks.hook",
+        start_time=start_time_ns,
+        attributes={
+            "agent_hooks.hook": record.hook,
+            "agent_hooks.tool": record.tool,
+            "agent_hooks.outcome": str(record.outcome),
+            "agent_hooks.latency_ms": float(record.latency_ms),
+        },
+    )
+    if str(record.outcome) in FAILED_OUTCOMES:
+        span.set_status(Status(StatusCode.ERROR, str(record.outcome)))
+    span.end(end_time=end_time_ns)

@@ -1,0 +1,187 @@
+"""Spans for runs and hooks, read back through the OpenTelemetry SDK's in-memory exporter."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+
+from agent_hooks._telemetry import record_hook_span, run_span
+from agent_hooks.config import HookEvent
+
+OUTCOMES = [
+    "injected",
+    "replaced",
+    "completed",
+    "skipped_fresh",
+    "skipped_condition",
+    "skipped_error",
+    "timed_out",
+]
+FAILED = {"skipped_error", "timed_out"}
+
+
+@dataclass(frozen=True)
+class Record:
+    """The fields of a hook run record that spans read."""
+
+    hook: str
+    tool: str
+    outcome: str
+    latency_ms: float
+    reason: str | None = None
+    content_chars: int | None = None
+    call_id: str | None = None
+
+
+@cache
+def exporter() -> InMemorySpanExporter:
+    """One exporter on the process's SDK provider (a global can be set only once per process)."""
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        trace.set_tracer_provider(TracerProvider())
+        provider = trace.get_tracer_provider()
+    assert isinstance(provider, TracerProvider)
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    return memory
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    memory = exporter()
+    memory.clear()
+    yield memory
+    memory.clear()
+
+
+def named(memory: InMemorySpanExporter, name: str) -> list[ReadableSpan]:
+    return [span for span in memory.get_finished_spans() if span.name == name]
+
+
+def test_hook_spans_are_children_of_the_run_span(spans: InMemorySpanExporter) -> None:
+    with run_span(HookEvent.ON_REQUEST_START):
+        for hook in ("memories", "clock"):
+            record = Record(hook=hook, tool="t", outcome="injected", latency_ms=1.0)
+            record_hook_span(record, start_time_ns=1_000, end_time_ns=2_000)  # type: ignore[arg-type]
+
+    [run] = named(spans, "agent_hooks.run")
+    hooks = named(spans, "agent_hooks.hook")
+    assert run.attributes == {"agent_hooks.event": "on_request_start"}
+    assert [span.attributes["agent_hooks.hook"] for span in hooks if span.attributes] == [
+        "memories",
+        "clock",
+    ]
+    assert run.context is not None
+    for span in hooks:
+        assert span.parent is not None
+        assert span.parent.span_id == run.context.span_id
+        assert span.context is not None
+        assert span.context.trace_id == run.context.trace_id
+
+
+@pytest.mark.parametrize("outcome", OUTCOMES)
+def test_a_hook_span_carries_the_record_and_is_an_error_only_for_failures(
+    spans: InMemorySpanExporter, outcome: str
+) -> None:
+    record = Record(
+        hook="hooks[0]", tool="memory_server_get_memories", outcome=outcome, latency_ms=12.5
+    )
+    with run_span(HookEvent.ON_COMPLETION):
+        record_hook_span(record, start_time_ns=5_000, end_time_ns=17_500)  # type: ignore[arg-type]
+
+    [span] = named(spans, "agent_hooks.hook")
+    assert span.attributes == {
+        "agent_hooks.hook": "hooks[0]",
+        "agent_hooks.tool": "memory_server_get_memories",
+        "agent_hooks.outcome": outcome,
+        "agent_hooks.latency_ms": 12.5,
+    }
+    assert (span.start_time, span.end_time) == (5_000, 17_500)
+    expected = StatusCode.ERROR if outcome in FAILED else StatusCode.UNSET
+    assert span.status.status_code == expected
+    [run] = named(spans, "agent_hooks.run")
+    assert run.status.status_code == StatusCode.UNSET
+
+
+def test_a_reason_never_reaches_a_span(spans: InMemorySpanExporter) -> None:
+    reason = "the MCP server reported an error: no memories for 'my secret diagnosis'"
+    record = Record(hook="h", tool="t", outcome="skipped_error", latency_ms=3.0, reason=reason)
+    with run_span(HookEvent.ON_REQUEST_START):
+        record_hook_span(record, start_time_ns=1, end_time_ns=2)  # type: ignore[arg-type]
+
+    for span in spans.get_finished_spans():
+        texts = [str(value) for value in (span.attributes or {}).values()]
+        texts += [span.status.description or ""]
+        texts += [str(event.attributes) for event in span.events]
+        assert not any("diagnosis" in text for text in texts)
+
+
+def test_a_failed_run_is_an_error_with_the_runners_message(spans: InMemorySpanExporter) -> None:
+    class HookFailed(Exception):
+        pass
+
+    def failing_run() -> None:
+        with run_span(HookEvent.ON_REQUEST_START) as run:
+            run.fail("hook 'memories' failed")
+            raise HookFailed("hook 'memories' failed: quoted body")
+
+    with pytest.raises(HookFailed):
+        failing_run()
+
+    [span] = named(spans, "agent_hooks.run")
+    assert span.status.status_code == StatusCode.ERROR
+    assert span.status.description == "hook 'memories' failed"
+    assert span.events == ()
+
+
+def test_an_unexpected_error_marks_the_run_span_with_its_type_only(
+    spans: InMemorySpanExporter,
+) -> None:
+    with pytest.raises(RuntimeError), run_span(HookEvent.ON_REQUEST_START):
+        raise RuntimeError("user said: my secret diagnosis")
+
+    [span] = named(spans, "agent_hooks.run")
+    assert span.status.status_code == StatusCode.ERROR
+    assert span.status.description == "RuntimeError"
+    assert span.events == ()
+
+
+def test_a_tracer_provider_installed_after_import_is_used() -> None:
+    """No SDK at import time, then the host installs one: spans appear from then on."""
+    script = """
+from agent_hooks._telemetry import record_hook_span, run_span
+from agent_hooks.config import HookEvent
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+class Record:
+    hook, tool, outcome, latency_ms = "h", "t", "timed_out", 1.0
+
+with run_span(HookEvent.ON_REQUEST_START) as run:  # no SDK: a no-op that still works
+    record_hook_span(Record(), start_time_ns=1, end_time_ns=2)
+    run.fail("hook 'h' failed")
+memory = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(memory))
+trace.set_tracer_provider(provider)
+with run_span(HookEvent.ON_REQUEST_START):
+    record_hook_span(Record(), start_time_ns=1, end_time_ns=2)
+print(sorted(span.name for span in memory.get_finished_spans()))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "['agent_hooks.hook', 'agent_hooks.run']"
+    assert done.stderr == ""

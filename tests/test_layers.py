@@ -13,6 +13,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 # sit above it.
 LAYERS: list[tuple[str, int]] = [
     ("agent_hooks.errors", 0),
+    ("agent_hooks._scrub", 0),
     ("agent_hooks.messages", 0),
     ("agent_hooks.clock", 0),
     ("agent_hooks._toolnames", 0),

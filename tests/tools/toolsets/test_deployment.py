@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 
-import httpx
 import pytest
 
 from agent_hooks.config.toolsets import DeploymentToolsetConfig
@@ -98,26 +97,22 @@ async def test_a_slow_deployment_times_out(
             await _call(toolset, "slow")
 
 
-def _response(body: bytes) -> httpx.Response:
-    return httpx.Response(200, content=body)
-
-
 def test_the_answer_is_the_first_choice_message_content() -> None:
     body = {"choices": [{"message": {"role": "assistant", "content": "hello"}}]}
-    assert answer_content(_response(json.dumps(body).encode()), tool_name="t") == "hello"
+    assert answer_content(json.dumps(body), tool_name="t") == "hello"
 
 
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
-        (b"<html>not json</html>", "not JSON: <html>not json</html>"),
-        (b'{"choices": []}', "no choices[0].message.content"),
-        (b'{"choices": [{"message": {}}]}', "no choices[0].message.content"),
-        (b'["a list"]', "no choices[0].message.content"),
-        (b'{"choices": [{"message": {"content": null}}]}', "content is NoneType, not text"),
+        ("<html>not json</html>", "not JSON: <html>not json</html>"),
+        ('{"choices": []}', "no choices[0].message.content"),
+        ('{"choices": [{"message": {}}]}', "no choices[0].message.content"),
+        ('["a list"]', "no choices[0].message.content"),
+        ('{"choices": [{"message": {"content": null}}]}', "content is NoneType, not text"),
     ],
 )
-def test_a_malformed_answer_is_a_tool_error(body: bytes, reason: str) -> None:
+def test_a_malformed_answer_is_a_tool_error(body: str, reason: str) -> None:
     with pytest.raises(ToolError) as caught:
-        answer_content(_response(body), tool_name="t")
+        answer_content(body, tool_name="t")
     assert reason in str(caught.value)

@@ -3,7 +3,9 @@
 A call is ``POST {endpoint}/openai/deployments/{deployment}/chat/completions`` with one user
 message whose content is the JSON text of the arguments; the answer's
 ``choices[0].message.content`` is the result. The key is read from ``api_key_env`` at call time
-and sent as the ``api-key`` header; it is never logged or quoted in an error.
+and sent as the ``api-key`` header; it is registered for scrubbing, so it is never logged or
+quoted in an error, even when the endpoint echoes it. An answer longer than the call's byte bound
+is an error (``answer too large``): the start of a JSON document is not an answer.
 """
 
 from __future__ import annotations
@@ -13,8 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
+from agent_hooks._scrub import register_url
 from agent_hooks.config.toolsets import DeploymentToolConfig, DeploymentToolsetConfig
 from agent_hooks.errors import ToolError
 from agent_hooks.tools import StagedBaseTool
@@ -45,8 +46,9 @@ class DeploymentTool(StagedBaseTool):
 
     async def execute(self, arguments: Mapping[str, Any]) -> str:
         """Raises:
-        ToolError: the key variable is not set, the request failed, the status is not 2xx, or
-            the answer is not a chat completion with text content.
+        ToolError: the key variable is not set or not printable ASCII, the request failed, the
+            status is not 2xx, the answer is larger than the call's byte bound, or it is not a
+            chat completion with text content.
         ToolTimeoutError: the deployment did not answer in time.
         UsageError: the toolset was closed.
         """
@@ -54,16 +56,19 @@ class DeploymentTool(StagedBaseTool):
         if self._api_key_env is not None:
             headers["api-key"] = read_env_secret(self._api_key_env, tool_name=self.name)
         body = {"messages": [{"role": "user", "content": json.dumps(dict(arguments))}]}
-        response = await self._http.send(
+        answer = await self._http.send(
             "POST", self.url, tool_name=self.name, headers=headers, json=body
         )
-        return answer_content(response, tool_name=self.name)
+        if answer.cut:
+            raise ToolError(self.name, "answer too large")
+        return answer_content(answer.text, tool_name=self.name)
 
 
 class DeploymentToolset(HttpToolset):
     """Deployments behind one OpenAI-compatible endpoint, sharing one pooled HTTP client."""
 
     def __init__(self, config: DeploymentToolsetConfig) -> None:
+        register_url(config.endpoint)
         super().__init__(config.name, timeout_seconds=config.timeout_seconds)
         self._offer(
             DeploymentTool(
@@ -73,21 +78,21 @@ class DeploymentToolset(HttpToolset):
         )
 
 
-def answer_content(response: httpx.Response, *, tool_name: str) -> str:
-    """``choices[0].message.content`` of a chat-completion answer.
+def answer_content(text: str, *, tool_name: str) -> str:
+    """``choices[0].message.content`` of a chat-completion answer (the body ``text``).
 
     Raises:
         ToolError: the body is not JSON, or has no text at that place.
     """
     try:
-        answer: Any = response.json()
+        answer: Any = json.loads(text)
     except ValueError as exc:
-        reason = f"the deployment's answer is not JSON: {excerpt(response.text)}"
+        reason = f"the deployment's answer is not JSON: {excerpt(text)}"
         raise ToolError(tool_name, reason) from exc
     try:
         content = answer["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError) as exc:
-        reason = f"the answer has no choices[0].message.content: {excerpt(response.text)}"
+        reason = f"the answer has no choices[0].message.content: {excerpt(text)}"
         raise ToolError(tool_name, reason) from exc
     if not isinstance(content, str):
         reason = f"the deployment's message content is {type(content).__name__}, not text"

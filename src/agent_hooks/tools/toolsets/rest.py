@@ -2,8 +2,9 @@
 
 A tool's ``{param}`` placeholders are filled from the arguments (URL-encoded); the remaining
 arguments go to the query string (GET, DELETE) or a JSON body (POST, PUT, PATCH). The response
-body text is the result. Headers are resolved at call time, so ``{"env": "NAME"}`` values follow
-the environment and never sit in a client object.
+body text is the result (its start, when the body is longer than the call's byte bound). Headers
+are resolved at call time, so ``{"env": "NAME"}`` values follow the environment and never sit in a
+client object.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+from agent_hooks._scrub import register_url
 from agent_hooks.config._suggest import quoted_list
 from agent_hooks.config.toolsets import RestApiToolsetConfig, RestToolConfig, SecretValue
 from agent_hooks.errors import ToolError
@@ -49,15 +51,15 @@ class RestTool(StagedBaseTool):
 
     async def execute(self, arguments: Mapping[str, Any]) -> str:
         """Raises:
-        ToolError: a path parameter or header variable is missing, the request failed, or the
-            status is not 2xx.
+        ToolError: a path parameter or header variable is missing, a header value is not
+            printable ASCII, the request failed, or the status is not 2xx.
         ToolTimeoutError: the API did not answer in time.
         UsageError: the toolset was closed.
         """
         path, rest = fill_path(self.config.path, arguments, tool_name=self.name)
         method = self.config.method
         in_query = method in _QUERY_METHODS
-        response = await self._http.send(
+        body = await self._http.send(
             method,
             path,
             tool_name=self.name,
@@ -65,13 +67,14 @@ class RestTool(StagedBaseTool):
             params={key: _query_value(value) for key, value in rest.items()} if in_query else None,
             json=None if in_query else rest,
         )
-        return response.text
+        return body.text  # when cut at the byte bound, the runtime truncates and says so
 
 
 class RestApiToolset(HttpToolset):
     """The endpoints of one REST API, sharing one pooled HTTP client."""
 
     def __init__(self, config: RestApiToolsetConfig) -> None:
+        register_url(config.base_url)
         super().__init__(
             config.name, timeout_seconds=config.timeout_seconds, base_url=config.base_url
         )

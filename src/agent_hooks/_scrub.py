@@ -1,0 +1,163 @@
+"""The one place that keeps secrets out of log lines and reasons (SPEC section 9).
+
+Secrets are known only once resolved (an environment variable read at call time, a header value,
+credentials in a URL), so whoever resolves one registers it here, and everything that writes text
+for people (reasons, log lines, server stderr) passes it through :func:`scrub`. The registry is
+process-wide on purpose: a value resolved by one toolset must not show up in a line logged by
+another, or by the HTTP library underneath.
+
+What is registered for a secret value:
+
+- the whole value, when it has at least :data:`MIN_WHOLE_CHARS` characters. Shorter values are
+  words and numbers common in ordinary text (a tenant ``acme``, a version ``2024``, ``true``):
+  scrubbing them would garble every log line while hiding nothing a guess could not find;
+- each whitespace-separated part of at least :data:`MIN_PART_CHARS` characters, so the token of
+  ``Bearer sk-...`` is hidden when a library quotes only the token;
+- the percent-encoded form of each of those, as it appears in a logged URL.
+
+Records reach handlers two ways, and a filter sees only one of them: filters on a *logger* run for
+records logged on that very logger (not its children), filters on a *handler* run for every record
+the handler emits. :func:`install_scrubbing` therefore puts the filter on both; a host attaches
+:func:`scrubbing_filter` to its own handlers.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import re
+import threading
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
+
+__all__ = [
+    "MIN_PART_CHARS",
+    "MIN_WHOLE_CHARS",
+    "REPLACEMENT",
+    "ScrubbingFilter",
+    "install_scrubbing",
+    "register_secret",
+    "register_url",
+    "scrub",
+    "scrubbing_filter",
+]
+
+REPLACEMENT = "***"
+
+MIN_WHOLE_CHARS = 6
+"""A whole secret value shorter than this is not scrubbed (see the module docstring)."""
+
+MIN_PART_CHARS = 8
+"""A whitespace-separated part of a secret this long or longer is scrubbed on its own."""
+
+_SECRET_QUERY_KEY = re.compile(r"token|key|secret|passw|pwd|sig|auth|credential", re.IGNORECASE)
+"""Query parameters whose values are credentials (``api_key``, ``access_token``, ``sig``, ...)."""
+
+_lock = threading.Lock()
+_secrets: set[str] = set()
+_pattern: re.Pattern[str] | None = None
+"""All registered secrets, longest first, so a secret containing another is replaced whole."""
+
+
+def register_secret(value: str) -> None:
+    """Scrub ``value`` (and its long parts, see the module docstring) from now on."""
+    candidates = {value} if len(value) >= MIN_WHOLE_CHARS else set()
+    candidates.update(part for part in value.split() if len(part) >= MIN_PART_CHARS)
+    _add(candidates)
+
+
+def register_url(url: str) -> None:
+    """Scrub the credentials written into ``url``: its userinfo and credential-like query values.
+
+    Both the percent-encoded form (as written) and the decoded one (as sent) are registered, and
+    the ``Basic`` token HTTP clients build from the userinfo (a server may echo that header).
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return  # not a URL: nothing in it can be told apart as a credential
+    userinfo, at, _ = parts.netloc.rpartition("@")
+    found = [userinfo, *userinfo.split(":", 1)] if at else []
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if _is_secret_key(k)]
+    for value in found:
+        register_secret(value)
+        register_secret(unquote(value))
+    if at:
+        user, _, password = userinfo.partition(":")
+        basic = f"{unquote(user)}:{unquote(password)}".encode()
+        register_secret(base64.b64encode(basic).decode())
+
+
+def _is_secret_key(key: str) -> bool:
+    return _SECRET_QUERY_KEY.search(key) is not None
+
+
+def _add(candidates: set[str]) -> None:
+    """Register ``candidates`` and their URL-encoded forms; cheap when all are known already
+    (every call resolves its secrets again, so the usual case is "nothing new")."""
+    global _pattern
+    with_encoded = candidates | {quote(value, safe="") for value in candidates}
+    with _lock:
+        if with_encoded <= _secrets:
+            return
+        _secrets.update(with_encoded)
+        ordered = sorted(_secrets, key=len, reverse=True)
+        _pattern = re.compile("|".join(re.escape(secret) for secret in ordered))
+
+
+def scrub(text: str) -> str:
+    """``text`` with every registered secret replaced by ``***``."""
+    pattern = _pattern
+    if pattern is None:
+        return text
+    return pattern.sub(REPLACEMENT, text)
+
+
+class ScrubbingFilter(logging.Filter):
+    """Rewrites a record's message, traceback and stack text through :func:`scrub`.
+
+    Records without secrets are left untouched (their ``msg`` template and ``args`` stay, so
+    handlers that group by template keep working); it never drops a record.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if _pattern is None:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format string: the handler reports it, a filter must not
+            return True
+        clean = scrub(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            # Formatters render the traceback after filters ran; render it now to scrub it.
+            rendered = logging.Formatter().formatException(record.exc_info)
+            if scrub(rendered) != rendered:
+                record.exc_text = rendered
+        if record.exc_text:
+            record.exc_text = scrub(record.exc_text)
+        if record.stack_info:
+            record.stack_info = scrub(record.stack_info)
+        return True
+
+
+_FILTER = ScrubbingFilter()
+
+
+def scrubbing_filter() -> ScrubbingFilter:
+    """The filter to attach to a handler (``handler.addFilter(scrubbing_filter())``)."""
+    return _FILTER
+
+
+def install_scrubbing(logger: logging.Logger) -> None:
+    """Scrub records logged on ``logger`` and every record emitted by a handler it reaches.
+
+    Idempotent. Handlers added later, or records of child loggers that reach no handler known
+    now, are not covered: attach :func:`scrubbing_filter` to those handlers.
+    """
+    logger.addFilter(_FILTER)
+    current: logging.Logger | None = logger
+    while current is not None:
+        for handler in current.handlers:
+            handler.addFilter(_FILTER)
+        current = current.parent if current.propagate else None

@@ -1,0 +1,149 @@
+"""The proxy's ASGI app: routes, lifespan and the access log; the work is in ``_proxy``.
+
+The lifespan opens the hooks app (MCP sessions and HTTP clients shared by every request), the
+conversation store and the upstream client, and closes them when the server stops, after the
+in-flight requests and their completion hooks finished.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+
+from injector import Injector
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agent_hooks import HookEvent, HookRunner, aclose_app
+from agent_hooks.config import ApplicationConfig
+from agent_hooks.serve._proxy import HooksProxy, error_response
+from agent_hooks.serve._state import ConversationStore
+from agent_hooks.serve._upstream import UpstreamClient
+
+__all__ = ["ServeSettings", "create_app"]
+
+logger = logging.getLogger("agent_hooks.serve")
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """What ``agent-hooks serve`` was started with; ``upstream=None`` means the echo model.
+
+    The app closes the injector's sessions and clients, and the store, when it stops.
+    """
+
+    injector: Injector
+    store: ConversationStore
+    upstream: str | None
+    upstream_timeout_seconds: float
+    upstream_api_key: str | None
+    forward_auth: bool
+
+
+def create_app(settings: ServeSettings) -> Starlette:
+    """The proxy app; nothing is opened until the server runs its lifespan."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            injector = settings.injector
+            stack.push_async_callback(aclose_app, injector)
+            stack.push_async_callback(settings.store.aclose)
+            upstream = UpstreamClient(
+                settings.upstream,
+                timeout_seconds=settings.upstream_timeout_seconds,
+                api_key=settings.upstream_api_key,
+                forward_auth=settings.forward_auth,
+            )
+            stack.push_async_callback(upstream.aclose)
+            app.state.proxy = HooksProxy(
+                injector.get(HookRunner),
+                settings.store,
+                upstream,
+                has_completion_hooks=any(
+                    hook.event == HookEvent.ON_COMPLETION
+                    for hook in injector.get(ApplicationConfig).hooks or ()
+                ),
+            )
+            logger.info(
+                "ready upstream=%s state=%s",
+                "remote" if settings.upstream else "echo",
+                type(settings.store).__name__,
+            )
+            yield
+
+    async def chat_completions(request: Request) -> Response:
+        proxy: HooksProxy = request.app.state.proxy
+        return await proxy.handle(request, deployment=request.path_params.get("name"))
+
+    async def healthz(_: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    app = Starlette(
+        routes=[
+            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route(
+                "/openai/deployments/{name}/chat/completions", chat_completions, methods=["POST"]
+            ),
+            Route("/healthz", healthz, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error},
+    )
+    app.add_middleware(AccessLog)
+    return app
+
+
+async def _http_error(_: Request, exc: Exception) -> Response:
+    """Unknown routes and methods answer in OpenAI's error shape too."""
+    assert isinstance(exc, HTTPException)
+    return error_response(exc.status_code, exc.detail, type_="invalid_request_error", code=None)
+
+
+class AccessLog:
+    """One line per request when its last byte is sent: no bodies, no headers, no secrets."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+        logged = False
+
+        def log() -> None:
+            nonlocal logged
+            logged = True
+            hooks = scope.get("state", {}).get("hooks", "-")
+            logger.info(
+                "request method=%s path=%s status=%d latency_ms=%.1f hooks=%s",
+                scope["method"],
+                scope["path"],
+                status,
+                (time.perf_counter() - started) * 1000,
+                hooks,
+            )
+
+        async def logging_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                log()
+
+        try:
+            await self.app(scope, receive, logging_send)
+        finally:
+            if not logged:  # the client went away, or the app failed before answering
+                log()

@@ -1,0 +1,121 @@
+"""``agent-hooks serve``: its arguments and the function that runs the server until stopped.
+
+Heavy imports (Starlette, uvicorn, redis) happen inside :func:`run_serve`, so registering the
+subcommand keeps every other ``agent-hooks`` command fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import os
+from pathlib import Path
+
+from agent_hooks.serve._state import DEFAULT_STATE_URL, StateURLError, check_state_url, open_store
+
+__all__ = ["UPSTREAM_API_KEY_ENV", "add_serve_parser", "run_serve"]
+
+UPSTREAM_API_KEY_ENV = "AGENT_HOOKS_UPSTREAM_API_KEY"
+
+
+def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``serve`` to a CLI's subcommands; :func:`run_serve` runs the parsed arguments."""
+    serve = commands.add_parser(
+        "serve",
+        help="an OpenAI-compatible proxy that runs the manifest's hooks",
+        description="Serve /v1/chat/completions, running the manifest's hooks on every request.",
+    )
+    serve.add_argument("manifest", type=Path)
+    serve.add_argument(
+        "--upstream",
+        metavar="URL",
+        help="the model's base URL (requests go to URL/v1/chat/completions);"
+        " without it an echo model lists the synthetic pairs it receives",
+    )
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument(
+        "--state",
+        type=_state_url,
+        default=DEFAULT_STATE_URL,
+        metavar="URL",
+        help="sqlite:///PATH (relative), sqlite:////ABS/PATH or redis://HOST:PORT/DB"
+        f" (default {DEFAULT_STATE_URL})",
+    )
+    serve.add_argument(
+        "--forward-auth",
+        action="store_true",
+        help="forward the client's Authorization/api-key headers"
+        f" instead of ${UPSTREAM_API_KEY_ENV}",
+    )
+    serve.add_argument(
+        "--upstream-timeout",
+        type=_positive_seconds,
+        default=600.0,
+        metavar="SECONDS",
+        help="answer 504 when the upstream is silent this long (default 600)",
+    )
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM or Ctrl-C; in-flight requests and their completion hooks finish first.
+
+    Raises:
+        ConfigError: the manifest does not validate, or asks for what the process cannot give.
+    """
+    import uvicorn
+
+    from agent_hooks import create_injector
+    from agent_hooks.config import ApplicationConfig
+    from agent_hooks.serve._app import ServeSettings, create_app
+
+    config = ApplicationConfig.from_file(args.manifest, preview=True)
+    injector = create_injector(config, preview=True)  # configuration errors surface before binding
+    settings = ServeSettings(
+        injector=injector,
+        store=open_store(args.state),
+        upstream=args.upstream,
+        upstream_timeout_seconds=args.upstream_timeout,
+        upstream_api_key=os.environ.get(UPSTREAM_API_KEY_ENV, "").strip() or None,
+        forward_auth=args.forward_auth,
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(settings),
+            host=args.host,
+            port=args.port,
+            log_config=None,
+            access_log=False,  # ours names the hooks' outcomes; uvicorn's would repeat it
+            timeout_graceful_shutdown=None,  # in-flight answers and their hooks finish
+            lifespan="on",
+        )
+    )
+    serve_logger = logging.getLogger("agent_hooks.serve")
+    previous_level = serve_logger.level
+    if serve_logger.getEffectiveLevel() > logging.INFO:
+        serve_logger.setLevel(logging.INFO)  # the access log is the server's output
+    try:
+        server.run()
+    except SystemExit as exc:  # uvicorn exits when it cannot bind; it logged why
+        return exc.code if isinstance(exc.code, int) else 1
+    finally:
+        serve_logger.setLevel(previous_level)
+    return 0 if server.started else 1
+
+
+def _state_url(text: str) -> str:
+    try:
+        return check_state_url(text)
+    except StateURLError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be seconds > 0, got {text!r}")
+    return value

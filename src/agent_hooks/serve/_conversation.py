@@ -1,0 +1,100 @@
+"""Conversations across turns: which conversation a request belongs to, and its stored pairs.
+
+Clients do not send injected pairs back, so the proxy keeps them per conversation and puts them
+back before the hooks run; TTLs and dedupe then see the previous turn. Pure functions over
+OpenAI-format dicts, so messages the proxy does not touch pass through exactly as they came.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agent_hooks.injection._ids import is_synthetic_call_id
+
+__all__ = ["Pair", "conversation_id", "reapply_pairs", "synthetic_pairs"]
+
+CONVERSATION_HEADER = "x-conversation-id"
+
+Pair = tuple[dict[str, Any], dict[str, Any]]
+"""A synthetic pair: the assistant message with its one tool call, then the tool's answer."""
+
+
+def conversation_id(headers: Mapping[str, str], body: Mapping[str, Any]) -> str | None:
+    """The ``X-Conversation-Id`` header, else ``user`` plus the first user message's hash.
+
+    ``None`` when there is neither: such a request has no stored state, so two clients never
+    share one by accident.
+    """
+    explicit = headers.get(CONVERSATION_HEADER, "").strip()
+    if explicit:
+        return explicit
+    user = body.get("user")
+    first = _first_user_index(body.get("messages") or [])
+    if not isinstance(user, str) or not user or first is None:
+        return None
+    content = body["messages"][first].get("content")
+    text = content if isinstance(content, str) else json.dumps(content, sort_keys=True)
+    return f"user:{user}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+def synthetic_pairs(messages: Sequence[Mapping[str, Any]]) -> list[Pair]:
+    """Every synthetic pair in ``messages``, in history order."""
+    pairs: list[Pair] = []
+    for current, following in itertools.pairwise(messages):
+        call_id = _single_call_id(current)
+        if (
+            is_synthetic_call_id(call_id)
+            and following.get("role") == "tool"
+            and following.get("tool_call_id") == call_id
+        ):
+            pairs.append((dict(current), dict(following)))
+    return pairs
+
+
+def reapply_pairs(
+    messages: Sequence[dict[str, Any]], stored: Sequence[Pair]
+) -> list[dict[str, Any]]:
+    """``messages`` with the stored pairs after the first user message, in stored order.
+
+    Pairs whose call id the client already sent are left out, so a client that does send them
+    back sees each once. Without a user message the pairs go at the end.
+    """
+    sent = _call_ids(messages)
+    missing = [
+        message for pair in stored if _single_call_id(pair[0]) not in sent for message in pair
+    ]
+    if not missing:
+        return list(messages)
+    first = _first_user_index(messages)
+    at = len(messages) if first is None else first + 1
+    return [*messages[:at], *missing, *messages[at:]]
+
+
+def _first_user_index(messages: Sequence[Any]) -> int | None:
+    for index, message in enumerate(messages):
+        if isinstance(message, Mapping) and message.get("role") == "user":
+            return index
+    return None
+
+
+def _single_call_id(message: Mapping[str, Any]) -> str | None:
+    calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+    if not isinstance(calls, list) or len(calls) != 1 or not isinstance(calls[0], Mapping):
+        return None
+    call_id = calls[0].get("id")
+    return call_id if isinstance(call_id, str) else None
+
+
+def _call_ids(messages: Sequence[Mapping[str, Any]]) -> set[str]:
+    ids: set[str] = set()
+    for message in messages:
+        if isinstance(message.get("tool_call_id"), str):
+            ids.add(message["tool_call_id"])
+        for call in message.get("tool_calls") or ():
+            if isinstance(call, Mapping) and isinstance(call.get("id"), str):
+                ids.add(call["id"])
+    return ids

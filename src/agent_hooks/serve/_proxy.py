@@ -1,0 +1,167 @@
+"""One proxied chat completion: state in, hooks, upstream, state out, completion hooks after.
+
+The steps are separate pieces (request parsing, conversation state, the hook runner, the
+upstream client); this module only orders them and turns their failures into OpenAI-shaped
+answers. The HTTP routes in :mod:`agent_hooks.serve._app` hand each request to :meth:`handle`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import httpx
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from agent_hooks import HookEvent, HookFailedError, HookRunner, HookRunRecord
+from agent_hooks.serve._completion import StreamedAnswer, answer_from_json
+from agent_hooks.serve._conversation import (
+    Pair,
+    conversation_id,
+    reapply_pairs,
+    synthetic_pairs,
+)
+from agent_hooks.serve._request import ChatRequest, InvalidRequest, parse_chat_request
+from agent_hooks.serve._state import ConversationStore, StateError
+from agent_hooks.serve._upstream import UpstreamClient, UpstreamError, passthrough_headers
+
+__all__ = ["HooksProxy", "error_response"]
+
+logger = logging.getLogger("agent_hooks.serve")
+
+_COMPLETION_FACTS = {"iteration_count": 1, "total_tool_calls": 0}
+"""The proxy sees one model call per request and runs none of the model's tools."""
+
+
+def error_response(status: int, message: str, *, type_: str, code: str | None) -> JSONResponse:
+    """An error in OpenAI's shape, so every OpenAI client raises its matching exception."""
+    return JSONResponse(
+        {"error": {"message": message, "type": type_, "code": code}}, status_code=status
+    )
+
+
+class HooksProxy:
+    """Runs the hooks around one upstream call per request; shared by all requests."""
+
+    def __init__(
+        self,
+        runner: HookRunner,
+        store: ConversationStore,
+        upstream: UpstreamClient,
+        *,
+        has_completion_hooks: bool,
+    ) -> None:
+        self._runner = runner
+        self._store = store
+        self._upstream = upstream
+        self._has_completion_hooks = has_completion_hooks
+
+    async def handle(self, request: Request, *, deployment: str | None = None) -> Response:
+        try:
+            chat = parse_chat_request(await request.body(), deployment=deployment)
+        except InvalidRequest as exc:
+            return error_response(400, str(exc), type_="invalid_request_error", code=exc.code)
+        conversation = conversation_id(request.headers, chat.body)
+        context = _hook_context(chat, conversation)
+        stored = await self._load(conversation) if conversation else []
+        try:
+            run = await self._runner.run(
+                HookEvent.ON_REQUEST_START, reapply_pairs(chat.messages, stored), request=context
+            )
+        except HookFailedError as exc:
+            request.state.hooks = _outcomes(exc.failures)
+            return error_response(424, str(exc), type_="hook_error", code="hook_failed")
+        request.state.hooks = _outcomes(run.records)
+        history = [message.to_openai() for message in run.messages]
+        try:
+            answer = await self._upstream.send(chat.with_messages(history), request.headers)
+        except UpstreamError as exc:
+            return error_response(exc.status, str(exc), type_="upstream_error", code=exc.code)
+        if answer.is_success and conversation:
+            pairs = synthetic_pairs(history)
+            if pairs or stored:
+                await self._save(conversation, pairs)
+        if answer.headers.get("content-type", "").startswith("text/event-stream"):
+            return self._relay(answer, history, context)
+        body = await answer.aread()
+        await answer.aclose()
+        task = None
+        if answer.is_success and self._has_completion_hooks:
+            final = answer_from_json(body)
+            if final is not None:
+                task = BackgroundTask(self._complete, [*history, final], context)
+        return Response(
+            body,
+            status_code=answer.status_code,
+            headers=passthrough_headers(answer),
+            background=task,
+        )
+
+    async def _load(self, conversation: str) -> list[Pair]:
+        """The stored pairs; a store that fails costs the turn its state, not its answer."""
+        try:
+            return await self._store.load(conversation)
+        except StateError as exc:
+            logger.error("conversation state unavailable, serving without it: %s", exc)
+            return []
+
+    async def _save(self, conversation: str, pairs: list[Pair]) -> None:
+        try:
+            await self._store.save(conversation, pairs)
+        except StateError as exc:
+            logger.error("conversation state not saved: %s", exc)
+
+    def _relay(
+        self, answer: httpx.Response, history: list[dict[str, Any]], context: dict[str, str]
+    ) -> StreamingResponse:
+        """Pass the upstream's events on as they arrive; reassemble the answer on the way."""
+        collect = answer.is_success and self._has_completion_hooks
+        streamed = StreamedAnswer() if collect else None
+        finished = False
+
+        async def chunks() -> AsyncIterator[bytes]:
+            nonlocal finished
+            try:
+                async for chunk in answer.aiter_bytes():
+                    if streamed is not None:
+                        streamed.feed(chunk)
+                    yield chunk
+                finished = True
+            except httpx.HTTPError as exc:
+                logger.warning("upstream stream broke off: %s", type(exc).__name__)
+            finally:
+                await answer.aclose()
+
+        async def after() -> None:
+            final = streamed.message() if streamed is not None and finished else None
+            if final is not None:
+                await self._complete([*history, final], context)
+
+        return StreamingResponse(
+            chunks(),
+            status_code=answer.status_code,
+            headers=passthrough_headers(answer),
+            background=BackgroundTask(after),
+        )
+
+    async def _complete(self, history: list[dict[str, Any]], context: dict[str, str]) -> None:
+        """``on_completion`` hooks, after the answer went out: failures can only be logged."""
+        try:
+            await self._runner.run(
+                HookEvent.ON_COMPLETION, history, request=context, completion=_COMPLETION_FACTS
+            )
+        except HookFailedError as exc:
+            logger.error("on_completion hook failed after the answer was sent: %s", exc)
+
+
+def _hook_context(chat: ChatRequest, conversation: str | None) -> dict[str, str]:
+    """The hooks' ``request``: conversation id, user and model, absent ones left out."""
+    context = {"conversation_id": conversation, "user": chat.user, "model": chat.model}
+    return {key: value for key, value in context.items() if value is not None}
+
+
+def _outcomes(records: Sequence[HookRunRecord]) -> str:
+    return ",".join(f"{record.hook}:{record.outcome}" for record in records) or "-"

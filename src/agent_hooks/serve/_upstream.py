@@ -1,0 +1,130 @@
+"""The client for the model behind the proxy: one pooled httpx client, streaming every answer.
+
+Answers are opened as streams so the proxy can pass chunks on as they arrive; a body is read
+whole only when the caller asks for it. httpx's failures are translated here, once: a timeout is
+:class:`UpstreamTimeout` (504), anything else that prevents an answer :class:`UpstreamUnreachable`
+(502). Credentials are chosen here and never logged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import httpx
+
+from agent_hooks.serve._echo import echo_app
+
+__all__ = [
+    "UpstreamClient",
+    "UpstreamError",
+    "UpstreamTimeout",
+    "UpstreamUnreachable",
+    "passthrough_headers",
+]
+
+_ECHO_BASE_URL = "http://echo.invalid"
+_CLIENT_CREDENTIALS = ("authorization", "api-key")
+_NOT_PASSED_BACK = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "content-length",
+        "content-encoding",
+        "date",
+        "server",
+    }
+)
+"""Response headers that describe the upstream's connection, not the answer."""
+
+
+class UpstreamError(Exception):
+    """No answer from the upstream; ``status`` and ``code`` are what the client is told."""
+
+    status = 502
+    code = "upstream_unreachable"
+
+
+class UpstreamUnreachable(UpstreamError):
+    """The upstream could not be reached or broke the connection before answering."""
+
+
+class UpstreamTimeout(UpstreamError):
+    """The upstream did not answer within ``--upstream-timeout``."""
+
+    status = 504
+    code = "upstream_timeout"
+
+
+class UpstreamClient:
+    """Posts chat-completions bodies to ``{base_url}/v1/chat/completions``, or the echo model.
+
+    ``api_key`` (``AGENT_HOOKS_UPSTREAM_API_KEY``) is sent as a bearer token; with
+    ``forward_auth`` the client's own ``Authorization``/``api-key`` headers go instead.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None,
+        *,
+        timeout_seconds: float,
+        api_key: str | None = None,
+        forward_auth: bool = False,
+    ) -> None:
+        self.is_echo = base_url is None
+        transport = httpx.ASGITransport(app=echo_app()) if base_url is None else None
+        self._client = httpx.AsyncClient(
+            base_url=(base_url or _ECHO_BASE_URL).rstrip("/"),
+            transport=transport,
+            timeout=httpx.Timeout(timeout_seconds),
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+        )
+        self._api_key = api_key
+        self._forward_auth = forward_auth
+
+    async def send(self, body: bytes, client_headers: Mapping[str, str]) -> httpx.Response:
+        """Open the upstream's answer as a stream; the caller closes it.
+
+        Raises:
+            UpstreamTimeout: no answer in time.
+            UpstreamUnreachable: no connection, or it broke before the status line.
+        """
+        request = self._client.build_request(
+            "POST", "/v1/chat/completions", content=body, headers=self._headers(client_headers)
+        )
+        try:
+            return await self._client.send(request, stream=True)
+        except httpx.TimeoutException as exc:
+            raise UpstreamTimeout(
+                f"the upstream did not answer in time ({type(exc).__name__})"
+            ) from exc
+        except httpx.TransportError as exc:
+            raise UpstreamUnreachable(
+                f"the upstream cannot be reached ({type(exc).__name__})"
+            ) from exc
+
+    def _headers(self, client_headers: Mapping[str, str]) -> dict[str, str]:
+        headers = {"content-type": "application/json", "accept-encoding": "identity"}
+        if self._forward_auth:
+            headers.update(
+                {
+                    name: client_headers[name]
+                    for name in _CLIENT_CREDENTIALS
+                    if name in client_headers
+                }
+            )
+        elif self._api_key:
+            headers["authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+def passthrough_headers(response: httpx.Response) -> dict[str, str]:
+    """The upstream's response headers that describe the answer (content type, request ids...)."""
+    return {
+        name: value
+        for name, value in response.headers.items()
+        if name.lower() not in _NOT_PASSED_BACK
+    }

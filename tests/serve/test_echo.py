@@ -1,0 +1,39 @@
+"""The echo model lists the synthetic pairs it received, one line each."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+
+from agent_hooks.serve._echo import echo_app, echo_text
+from tests.serve.test_conversation import USER, pair
+
+
+def test_each_synthetic_pair_is_one_line_with_newlines_as_spaces() -> None:
+    history = [USER, *pair("clock", "12:00"), *pair("kb_search", "a\nb\r\nc")]
+    assert echo_text(history) == "clock: 12:00\nkb_search: a b c"
+
+
+def test_without_pairs_it_says_so() -> None:
+    call = {"id": "call_1", "type": "function", "function": {"name": "x"}}
+    history = [USER, {"role": "assistant", "tool_calls": [call]}]
+    history.append({"role": "tool", "tool_call_id": "call_1", "content": "x"})
+    assert echo_text(history) == "no synthetic pairs"
+
+
+async def test_it_answers_plain_and_streamed_requests() -> None:
+    body = {"model": "m", "messages": [USER, *pair("clock", "12:00"), *pair("b", "x")]}
+    transport = httpx.ASGITransport(app=echo_app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://echo") as client:
+        plain = (await client.post("/v1/chat/completions", json=body)).json()
+        streamed = await client.post("/v1/chat/completions", json={**body, "stream": True})
+    assert plain["choices"][0]["message"]["content"] == "clock: 12:00\nb: x"
+    chunks = [
+        json.loads(line.removeprefix("data: "))
+        for line in streamed.text.splitlines()
+        if line.startswith("data: {")
+    ]
+    text = "".join(chunk["choices"][0]["delta"].get("content", "") for chunk in chunks)
+    assert text == "clock: 12:00\nb: x"
+    assert streamed.text.endswith("data: [DONE]\n\n")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-__all__ = ["StrictModel", "require_in_schema"]
+__all__ = ["JsonInt", "JsonNumber", "StrictModel", "require_in_schema", "whole_float_to_int"]
 
 
 class StrictModel(BaseModel):
@@ -31,3 +31,18 @@ def require_in_schema(*names: str) -> Callable[[dict[str, Any]], None]:
                 required.insert(0, name)
 
     return extend
+
+
+def whole_float_to_int(value: object) -> object:
+    """``60.0`` → ``60``: JSON Schema counts a number without a fraction as an integer."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+JsonInt = Annotated[int, Field(strict=True), BeforeValidator(whole_float_to_int)]
+"""An integer as JSON Schema counts them: ``60`` and ``60.0``, never ``"60"`` or ``true``, so
+the validator and the published schema (``"type": "integer"``) accept the same manifests."""
+
+JsonNumber = Annotated[float, Field(strict=True)]
+"""A JSON number (integer or not), never ``"30"`` or ``true``, as the schema's ``"number"``."""

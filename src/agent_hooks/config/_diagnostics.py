@@ -26,7 +26,10 @@ from pydantic_core import ErrorDetails
 from agent_hooks.config._suggest import did_you_mean, quoted_list
 from agent_hooks.errors import ConfigIssue
 
-__all__ = ["format_path", "issues_from_validation_error"]
+__all__ = ["MAX_ECHO_CHARS", "clip", "format_path", "issues_from_validation_error"]
+
+MAX_ECHO_CHARS = 80
+"""Longest piece of the author's text a message repeats (SPEC section 7)."""
 
 _JSON_TYPE_NAMES = {
     "string_type": "a string",
@@ -93,7 +96,7 @@ def format_path(parts: Sequence[str | int]) -> str:
         if isinstance(part, int):
             rendered += f"[{part}]"
         elif not _PLAIN_KEY.fullmatch(part):
-            rendered += f"[{part!r}]"
+            rendered += f"[{clip(part)!r}]"
         else:
             rendered += f".{part}" if rendered else part
     return rendered or "$"
@@ -228,6 +231,11 @@ def _one_of(choices: Sequence[str]) -> str:
     return f"one of {quoted_list(choices[:-1])} or {choices[-1]!r}"
 
 
+def clip(text: str, limit: int = MAX_ECHO_CHARS) -> str:
+    """``text`` cut to ``limit`` characters (``...`` marks the cut), for echoing in a message."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _describe(value: object) -> str:
     """A JSON value as the author wrote it, short enough for one line."""
     if value is None:
@@ -239,7 +247,7 @@ def _describe(value: object) -> str:
     if isinstance(value, list):
         return "an array"
     if isinstance(value, str):
-        return repr(value if len(value) <= 40 else value[:37] + "...")
+        return repr(clip(value, 40))
     if isinstance(value, int) and abs(value) >= 10**40:
         return "a number with more than 40 digits"
     return repr(value)

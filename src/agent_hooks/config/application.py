@@ -10,11 +10,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, model_validator
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 
-from agent_hooks.config._base import StrictModel
+from agent_hooks.config._base import StrictModel, whole_float_to_int
 from agent_hooks.config._diagnostics import issues_from_validation_error
 from agent_hooks.config._jsontext import parse_json_text
 from agent_hooks.config._preview import FeatureSettings, PreviewField, is_preview_field
@@ -38,7 +45,7 @@ PREVIEW_CONTEXT_KEY = "preview"
 class ApplicationConfig(StrictModel):
     """An agent-hooks app manifest: the toolsets that offer tools, and the hooks that call them."""
 
-    model_config = ConfigDict(populate_by_name=True, title="ApplicationConfig")
+    model_config = ConfigDict(title="ApplicationConfig")
 
     schema_: str | None = Field(
         default=None,
@@ -74,13 +81,15 @@ class ApplicationConfig(StrictModel):
         ],
     )
 
-    hooks_max_concurrency: int | None = PreviewField(
+    # The bound sits inside the Annotated: outside it, pydantic writes ``ge`` (not ``minimum``)
+    # into the schema of an optional integer with a before-validator.
+    hooks_max_concurrency: (
+        Annotated[int, Field(strict=True, ge=1), BeforeValidator(whole_float_to_int)] | None
+    ) = PreviewField(
         description=(
             "How many hooks of one request run at once (at least 1; 8 when absent or null);"
             " 1 runs them one after another. Results are applied in manifest order either way."
         ),
-        ge=1,
-        strict=True,
         examples=[4],
     )
 

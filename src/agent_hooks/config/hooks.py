@@ -9,10 +9,24 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from agent_hooks._toolnames import sanitize_toolname
-from agent_hooks.config._base import StrictModel, require_in_schema
+from agent_hooks.config._base import JsonInt, JsonNumber, StrictModel, require_in_schema
+from agent_hooks.config._templates import (
+    TemplateProblem,
+    context_names,
+    is_templated,
+    template_problems,
+)
 
 __all__ = [
     "DEFAULT_MAX_CONTENT_CHARS",
@@ -72,7 +86,7 @@ class TTLRefreshCondition(StrictModel):
     kind: Literal["ttl"] = "ttl"
     """Discriminator: a time-to-live."""
 
-    ttl_minutes: int = Field(gt=0, le=MAX_TTL_MINUTES, strict=True, examples=[60])
+    ttl_minutes: JsonInt = Field(gt=0, le=MAX_TTL_MINUTES, examples=[60])
     """Minutes a result stays fresh: greater than 0, at most 100 years (52560000)."""
 
 
@@ -105,8 +119,13 @@ class ToolCallHookConfig(_BaseHookConfig):
     """The tool's name in its toolset, or its final function name when ``toolset_name`` is
     omitted."""
 
-    arguments: dict[str, Any] = Field(default_factory=dict, examples=[{"user_id": "current"}])
-    """Arguments for the tool; also shown to the model in the synthetic call."""
+    arguments: dict[str, Any] = Field(
+        default_factory=dict,
+        examples=[{"user_id": "current"}, {"query": "${last_user_message.content}"}],
+    )
+    """Arguments for the tool, a JSON-e template over the hook context (``${...}``, ``$eval``,
+    ``$if``, ``$let``...; ``$${`` is a literal ``${``); the rendered arguments are shown to the
+    model in the synthetic call."""
 
     frequency: InjectionFrequency = Field(
         default=InjectionFrequency.APPEND_IF_CHANGED, examples=["always"]
@@ -120,7 +139,7 @@ class ToolCallHookConfig(_BaseHookConfig):
     """When set, the tool is not called while the latest result is fresh; ``null`` calls it on
     every request."""
 
-    timeout_seconds: float | None = Field(default=None, gt=0, strict=True, examples=[5])
+    timeout_seconds: JsonNumber | None = Field(default=None, gt=0, examples=[5])
     """Longest time the hook may take, everything included (starting its toolset's session, the
     call, enrichment); then it is abandoned. Greater than 0; 15 for ``on_request_start`` and 30
     for ``on_completion`` when omitted."""
@@ -135,11 +154,57 @@ class ToolCallHookConfig(_BaseHookConfig):
     """``skip`` (default): a failing hook logs a warning and the request goes on without it.
     ``fail``: the run raises ``HookFailedError`` once the other hooks finished."""
 
-    max_content_chars: int = Field(
-        default=DEFAULT_MAX_CONTENT_CHARS, gt=0, strict=True, examples=[4000]
-    )
+    max_content_chars: JsonInt = Field(default=DEFAULT_MAX_CONTENT_CHARS, gt=0, examples=[4000])
     """Longest tool result injected; a longer one is cut to this many characters and marked
     ``[truncated at N characters]``."""
+
+    @field_validator("arguments")
+    @classmethod
+    def _check_argument_templates(cls, arguments: dict[str, Any], info: ValidationInfo) -> Any:
+        """Names and syntax are checked at load, as a broken template would fail every request."""
+        problems = template_problems(arguments, context_names(info.data.get("event")))
+        _raise_problems(arguments, problems)
+        return arguments
+
+    @field_validator("frequency", mode="before")
+    @classmethod
+    def _frequency_is_request_start_only(cls, frequency: Any, info: ValidationInfo) -> Any:
+        """Completion hooks inject nothing, so a frequency there is a misunderstanding."""
+        if info.data.get("event") == HookEvent.ON_COMPLETION:
+            raise ValueError(
+                "only on_request_start hooks take frequency (on_completion hooks inject nothing);"
+                " remove it"
+            )
+        return frequency
+
+    @field_validator("refresh_condition")
+    @classmethod
+    def _ttl_fits_the_hook(
+        cls, refresh_condition: TTLRefreshCondition | None, info: ValidationInfo
+    ) -> TTLRefreshCondition | None:
+        """A TTL reuses the latest answer; that is wrong when nothing is injected, or when the
+        question changes with each request (templated arguments)."""
+        if refresh_condition is None:
+            return None
+        if info.data.get("event") == HookEvent.ON_COMPLETION:
+            raise ValueError(
+                "only on_request_start hooks take refresh_condition (on_completion hooks inject"
+                " nothing); remove it"
+            )
+        if is_templated(info.data.get("arguments") or {}):
+            raise ValueError(
+                "a TTL cannot be used with templated arguments: it would reuse the answer to one"
+                " request's arguments for another's; remove refresh_condition"
+            )
+        return refresh_condition
+
+    @field_validator("condition")
+    @classmethod
+    def _check_condition(cls, condition: str | None, info: ValidationInfo) -> str | None:
+        if condition is not None:
+            names = context_names(info.data.get("event"))
+            _raise_problems(condition, template_problems(condition, names, expression=True))
+        return condition
 
     @model_validator(mode="before")
     @classmethod
@@ -164,6 +229,22 @@ class ToolCallHookConfig(_BaseHookConfig):
         if self.toolset_name is None:
             return self.tool_name
         return sanitize_toolname(f"{self.toolset_name}_{self.tool_name}")
+
+
+def _raise_problems(value: object, problems: list[TemplateProblem]) -> None:
+    """Report template problems at their own place inside the field being validated (pydantic
+    puts the field's location in front: ``hooks[0].arguments`` + ``q``)."""
+    if not problems:
+        return
+    errors = [
+        InitErrorDetails(
+            type=PydanticCustomError("template", problem.message),
+            loc=problem.loc,
+            input=value,
+        )
+        for problem in problems
+    ]
+    raise ValidationError.from_exception_data(ToolCallHookConfig.__name__, errors)
 
 
 HookConfig = Annotated[ToolCallHookConfig, Field(discriminator="kind")]

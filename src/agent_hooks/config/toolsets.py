@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from agent_hooks.config._base import StrictModel, require_in_schema
+from agent_hooks.config._base import JsonNumber, StrictModel, require_in_schema
 
 __all__ = [
     "DEFAULT_TIMEOUT_SECONDS",
@@ -66,7 +66,7 @@ class _ToolsetBase(StrictModel):
     name: str = Field(min_length=1, examples=["memory_server"])
     """Unique name of the toolset; prefixes the final names of ``mcp`` and ``rest-api`` tools."""
 
-    timeout_seconds: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0, examples=[10])
+    timeout_seconds: JsonNumber = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0, examples=[10])
     """Longest time one tool call (and, for ``mcp``, starting the session) may take before it
     counts as failed. Must be greater than 0."""
 

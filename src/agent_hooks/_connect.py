@@ -26,8 +26,9 @@ from referencing.exceptions import Unresolvable
 from agent_hooks._toolnames import sanitize_toolname
 from agent_hooks.app_factory import open_app
 from agent_hooks.config import ApplicationConfig, ToolCallHookConfig
-from agent_hooks.config._diagnostics import format_path
+from agent_hooks.config._diagnostics import clip, format_path
 from agent_hooks.config._suggest import did_you_mean, quoted_list
+from agent_hooks.config._templates import is_templated
 from agent_hooks.errors import ConfigIssue, ToolError
 from agent_hooks.tools import StagedBaseTool
 from agent_hooks.tools.toolsets import ToolRegistry, Toolset
@@ -35,9 +36,6 @@ from agent_hooks.tools.toolsets import ToolRegistry, Toolset
 __all__ = ["connection_issues"]
 
 logger = logging.getLogger("agent_hooks.connect")
-
-_MAX_VALUE_CHARS = 80
-"""Longest value quoted in an error line (SPEC section 7)."""
 
 
 @dataclass(frozen=True)
@@ -213,7 +211,7 @@ def _argument_issues(
         literal = {
             key: value
             for key, value in arguments.items()
-            if not key.startswith("$") and not _templated(value)
+            if not key.startswith("$") and not is_templated({key: value})
         }
         # Keys are judged below; the schema judges the values of the keys that are there.
         values_only = {
@@ -257,21 +255,6 @@ def _key_issues(
 
 
 def _message(error: jsonschema.ValidationError) -> str:
-    """jsonschema's message, with a long value shortened (it quotes the whole value)."""
+    """jsonschema's message, with a long value cut (it quotes the whole value)."""
     quoted = repr(error.instance)
-    if len(quoted) <= _MAX_VALUE_CHARS:
-        return str(error.message)
-    short = f"{quoted[: _MAX_VALUE_CHARS - 3]}..."
-    return str(error.message).replace(quoted, short)
-
-
-def _templated(value: Any) -> bool:
-    """JSON-e renders this value per request: a string with ``${`` (not the escape ``$${``), or
-    an object with a ``$`` key, anywhere inside."""
-    if isinstance(value, str):
-        return "${" in value.replace("$${", "")
-    if isinstance(value, Mapping):
-        return any(key.startswith("$") or _templated(item) for key, item in value.items())
-    if isinstance(value, list):
-        return any(map(_templated, value))
-    return False
+    return str(error.message).replace(quoted, clip(quoted))

@@ -3,17 +3,31 @@
 Run as ``python flaky_mcp_server.py`` (stdio). Every start appends the process id to the file
 named by ``FLAKY_START_LOG`` (when set), so a test can count how often the server was spawned.
 While the file named by ``FLAKY_REFUSE_START`` exists, the server exits at once instead (and
-logs ``refused`` there).
+logs ``refused`` there). ``FLAKY_MODE`` picks a misbehaviour at start: ``mute`` never answers
+the handshake (and ignores SIGTERM and the end of its stdin), ``garbage`` prints non-JSON lines
+on stdout before serving.
 """
 
 from __future__ import annotations
 
+import base64
 import os
+import signal
 import sys
+import time
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent
+from mcp.types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
 
 server = MCPServer("flaky")
 
@@ -69,6 +83,51 @@ def two_parts() -> CallToolResult:
     )
 
 
+@server.tool()
+def freeze() -> str:
+    """Stops the server process (SIGSTOP) in the middle of the call: it never answers."""
+    os.kill(os.getpid(), signal.SIGSTOP)
+    return "thawed"
+
+
+@server.tool()
+def garbage(text: str) -> str:
+    """Prints lines that are not JSON-RPC on stdout, then answers ``text``."""
+    print("this is not json", flush=True)
+    print('{"jsonrpc": "2.0", "but": "not a message"}', flush=True)
+    return text
+
+
+_PIXEL = base64.b64encode(b"\x89PNG\r\n").decode()
+
+
+@server.tool()
+def picture() -> CallToolResult:
+    """An image only."""
+    return CallToolResult(content=[ImageContent(type="image", data=_PIXEL, mime_type="image/png")])
+
+
+@server.tool()
+def mixed() -> CallToolResult:
+    """Text, an image, audio, an embedded text resource, a blob resource and a resource link."""
+    return CallToolResult(
+        content=[
+            TextContent(type="text", text="caption"),
+            ImageContent(type="image", data=_PIXEL, mime_type="image/png"),
+            AudioContent(type="audio", data=_PIXEL, mime_type="audio/wav"),
+            EmbeddedResource(
+                type="resource",
+                resource=TextResourceContents(uri="file:///notes.txt", text="embedded notes"),
+            ),
+            EmbeddedResource(
+                type="resource",
+                resource=BlobResourceContents(uri="file:///blob.bin", blob=_PIXEL),
+            ),
+            ResourceLink(type="resource_link", uri="file:///elsewhere.txt", name="elsewhere"),
+        ]
+    )
+
+
 def _log_start(entry: str) -> None:
     start_log = os.environ.get("FLAKY_START_LOG")
     if start_log:
@@ -84,6 +143,13 @@ def main() -> None:
         sys.exit(4)
     _log_start(str(os.getpid()))
     print(f"flaky server starting, pid {os.getpid()}", file=sys.stderr, flush=True)
+    mode = os.environ.get("FLAKY_MODE", "")
+    if mode == "mute":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        while True:
+            time.sleep(60)
+    if mode == "garbage":
+        print("garbage before the handshake", flush=True)
     server.run("stdio")
 
 

@@ -3,7 +3,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import subprocess
 import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +19,22 @@ from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from agent_hooks.config.toolsets import McpToolsetConfig
 from agent_hooks.errors import ToolError, ToolTimeoutError, UsageError
-from agent_hooks.tools.toolsets import GuardedTool
+from agent_hooks.tools._call_context import ToolCallContext, call_context
 from agent_hooks.tools.toolsets._mcp_session import SessionClosedError
 from agent_hooks.tools.toolsets.mcp import McpToolset, tool_error, tool_result_content
 from tests.servers.processes import FLAKY_MCP_SERVER
 
 DEADLINE = 30
 """Seconds; waits the toolset's own timeouts do not bound fail instead of hanging."""
+
+
+def alive(pid: str | int) -> bool:
+    """Whether a process with this id exists (a zombie counts: it was never reaped)."""
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 class Flaky:
@@ -78,6 +90,22 @@ async def test_allowed_tools_limits_what_is_offered(tmp_path: Path) -> None:
     assert names == ["flaky_echo", "flaky_whoami"]
 
 
+async def test_hidden_tool_names_are_the_server_tools_allowed_tools_leaves_out(
+    tmp_path: Path,
+) -> None:
+    server = Flaky(tmp_path, allowed_tools=["echo"])
+    async with server.toolset:
+        hidden = await server.toolset.hidden_tool_names()
+        assert await server.toolset.find_tool("flaky_whoami") is None
+    assert "whoami" in hidden
+    assert "echo" not in hidden
+    assert len(server.starts()) == 1
+
+
+async def test_without_allowed_tools_nothing_is_hidden(flaky: Flaky) -> None:
+    assert await flaky.toolset.hidden_tool_names() == ()
+
+
 async def test_names_outside_the_prefix_are_rejected_without_starting_the_server(
     tmp_path: Path,
 ) -> None:
@@ -92,6 +120,24 @@ async def test_text_parts_are_joined_and_structured_content_is_json(flaky: Flaky
     assert await flaky.call("echo", text="hello") == "hello"
     assert await flaky.call("two_parts") == "first\nsecond"
     assert await flaky.call("structured_only") == '{"answer": 42}'
+
+
+async def test_embedded_text_resources_are_text_and_other_parts_are_noted_as_left_out(
+    flaky: Flaky,
+) -> None:
+    with call_context(ToolCallContext()) as context:
+        assert await flaky.call("mixed") == "caption\nembedded notes"
+    assert context.notes == [
+        "image content left out",
+        "audio content left out",
+        "resource content left out",
+    ]
+    with pytest.raises(ToolError) as raised:
+        await flaky.call("picture")
+    assert (raised.value.tool_name, raised.value.reason) == (
+        "flaky_picture",
+        "tool returned image content only",
+    )
 
 
 async def test_an_error_result_is_a_tool_error_quoting_the_server(flaky: Flaky) -> None:
@@ -117,26 +163,30 @@ async def test_a_crash_mid_call_is_a_tool_error_and_the_next_call_reopens(flaky:
     assert flaky.starts() == [first, second]
 
 
-async def test_a_failed_reopen_is_a_tool_error_and_each_call_tries_once(flaky: Flaky) -> None:
+async def test_a_failed_reopen_backs_off_then_the_server_is_started_again(flaky: Flaky) -> None:
     await flaky.call("whoami")
     with pytest.raises(ToolError):
         await flaky.call("crash")
     flaky.refuse_marker.touch()
     with pytest.raises(ToolError, match="closed the connection"):
         await flaky.call("whoami")
+    with pytest.raises(ToolError, match=r"backing off$"):
+        await flaky.call("whoami")
     flaky.refuse_marker.unlink()
-    pid = await flaky.call("whoami")
+    pid = await call_after_backoff(flaky, "whoami")
     assert flaky.starts()[1:] == ["refused", pid]
 
 
-async def test_a_slow_call_times_out_and_leaves_the_session_usable(flaky: Flaky) -> None:
-    pid = await flaky.call("whoami")
-    sleep = await flaky.toolset.find_tool("flaky_sleep")
-    assert sleep is not None
-    guarded = GuardedTool(sleep, timeout_seconds=0.3)
-    with pytest.raises(ToolTimeoutError, match=r"timed out after 0\.3 seconds"):
-        await guarded.execute({"seconds": 5})
-    assert await flaky.call("whoami") == pid
+async def call_after_backoff(flaky: Flaky, tool: str) -> str | None:
+    """The first answer once the toolset stops backing off (its first delay is 1 s)."""
+    with anyio.fail_after(DEADLINE):
+        while True:
+            try:
+                return await flaky.call(tool)
+            except ToolError as exc:
+                if exc.reason != "backing off":
+                    raise
+            await anyio.sleep(0.1)
 
 
 async def test_env_is_merged_over_the_default_child_environment(
@@ -157,8 +207,9 @@ async def test_a_missing_env_variable_is_a_tool_error_naming_it(
     monkeypatch.delenv("TEST_UNSET_TOKEN", raising=False)
     server = Flaky(tmp_path, env={"TOKEN": {"env": "TEST_UNSET_TOKEN"}})
     async with server.toolset:
-        with pytest.raises(ToolError, match="'TEST_UNSET_TOKEN' is not set"):
-            await server.toolset.list_tools()
+        with pytest.raises(ToolError, match="'TEST_UNSET_TOKEN' is not set") as raised:
+            await server.toolset.find_tool("flaky_echo")
+    assert raised.value.tool_name == "flaky_echo"
     assert server.starts() == []
 
 
@@ -209,14 +260,82 @@ async def test_closing_is_idempotent_and_later_use_is_a_usage_error(flaky: Flaky
         await flaky.toolset.list_tools()
 
 
+def test_each_event_loop_gets_its_own_server_closed_when_that_loop_shuts_down(
+    tmp_path: Path,
+) -> None:
+    server = Flaky(tmp_path)
+
+    async def calls() -> set[str | None]:
+        answers = await asyncio.gather(*(server.call("echo", text=str(i)) for i in range(3)))
+        assert answers == ["0", "1", "2"]
+        return {await server.call("whoami") for _ in range(3)}
+
+    with ThreadPoolExecutor(4) as pool:
+        per_loop = list(pool.map(lambda _: asyncio.run(calls()), range(4)))
+    assert [len(pids) for pids in per_loop] == [1, 1, 1, 1]
+    pids = set().union(*per_loop)
+    assert len(pids) == 4
+    assert sorted(server.starts()) == sorted(pids)
+    assert not any(alive(pid) for pid in server.starts())
+    asyncio.run(server.toolset.aclose())
+
+
+def test_importing_the_package_does_not_import_the_mcp_sdk() -> None:
+    probe = textwrap.dedent(
+        """
+        import sys
+        import agent_hooks
+        import agent_hooks.tools.toolsets
+        from agent_hooks.config.toolsets import McpToolsetConfig
+        config = {"name": "m", "server": {"transport": "stdio", "command": "srv"}}
+        agent_hooks.tools.toolsets.McpToolset(McpToolsetConfig.model_validate(config))
+        print(sorted(m for m in ("mcp", "mcp_types", "httpx2") if m in sys.modules))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=DEADLINE, check=True
+    )
+    assert done.stdout.strip() == "[]"
+
+
 def _text_result(*texts: str, is_error: bool = False) -> mcp_types.CallToolResult:
     content = [mcp_types.TextContent(type="text", text=text) for text in texts]
     return mcp_types.CallToolResult(content=content, is_error=is_error)
 
 
-def test_a_result_without_text_or_structured_content_has_no_content() -> None:
+def test_an_empty_result_has_no_content() -> None:
+    assert tool_result_content(mcp_types.CallToolResult(content=[]), "t") is None
+
+
+@pytest.mark.parametrize(
+    ("part", "kind"),
+    [
+        (mcp_types.ImageContent(type="image", data="AAAA", mime_type="image/png"), "image"),
+        (mcp_types.AudioContent(type="audio", data="AAAA", mime_type="audio/wav"), "audio"),
+        (
+            mcp_types.EmbeddedResource(
+                type="resource",
+                resource=mcp_types.BlobResourceContents(uri="file:///b", blob="AAAA"),
+            ),
+            "resource",
+        ),
+        (mcp_types.ResourceLink(type="resource_link", uri="file:///r", name="r"), "resource"),
+    ],
+)
+def test_a_result_with_nothing_textual_is_a_tool_error_naming_what_it_held(
+    part: mcp_types.ContentBlock, kind: str
+) -> None:
+    with pytest.raises(ToolError) as raised:
+        tool_result_content(mcp_types.CallToolResult(content=[part]), "t")
+    assert raised.value.reason == f"tool returned {kind} content only"
+
+
+def test_structured_content_stands_in_for_left_out_parts_and_says_so() -> None:
     image = mcp_types.ImageContent(type="image", data="AAAA", mime_type="image/png")
-    assert tool_result_content(mcp_types.CallToolResult(content=[image]), "t") is None
+    result = mcp_types.CallToolResult(content=[image], structured_content={"answer": 42})
+    with call_context(ToolCallContext()) as context:
+        assert tool_result_content(result, "t") == '{"answer": 42}'
+    assert context.notes == ["image content left out"]
 
 
 def test_an_error_result_without_text_still_says_it_failed() -> None:
@@ -273,6 +392,15 @@ def test_timeouts_map_to_tool_timeout_errors(exc: BaseException) -> None:
     assert error.reason == "timed out after 3 seconds"
 
 
-def test_a_tool_error_passes_through_unchanged() -> None:
+def test_a_tool_error_for_the_same_tool_passes_through_unchanged() -> None:
     original = ToolError("memory_get", "environment variable 'X' is not set")
-    assert tool_error("other", ExceptionGroup("g", [original]), timeout_seconds=3) is original
+    assert tool_error("memory_get", ExceptionGroup("g", [original]), timeout_seconds=3) is original
+
+
+def test_a_tool_error_naming_the_toolset_is_renamed_to_the_final_tool() -> None:
+    original = ToolError("memory", "environment variable 'X' is not set")
+    error = tool_error("memory_get", original, timeout_seconds=3)
+    assert (error.tool_name, error.reason) == ("memory_get", original.reason)
+    timeout = tool_error("memory_get", ToolTimeoutError("memory", 2), timeout_seconds=3)
+    assert isinstance(timeout, ToolTimeoutError)
+    assert (timeout.tool_name, timeout.reason) == ("memory_get", "timed out after 2 seconds")

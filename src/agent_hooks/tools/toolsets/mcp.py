@@ -1,10 +1,15 @@
 """MCP servers as toolsets (``mcp``), over stdio or streamable HTTP, with the official SDK client.
 
-One session per toolset per process: opened on the first lookup or call (never when the app is
-built), shared by every hook and request, closed by :meth:`McpToolset.aclose`. A session that
-dies (the server crashed, the connection dropped) is replaced on the next call, once per call.
-Tools are listed once per session. Every SDK and transport exception is translated into a
-:class:`~agent_hooks.errors.ToolError` in one place, :func:`tool_error`.
+One session per toolset per event loop: opened on the first lookup or call (never when the app is
+built), shared by every hook and request of that loop, closed with the loop or by
+:meth:`McpToolset.aclose`. A session that dies (the server crashed, the connection dropped) or
+whose call was abandoned is replaced on the next call; a toolset whose server fails to start
+backs off (:mod:`._mcp_backoff`). Tools are listed once per session. Every SDK and transport
+exception is translated into a :class:`~agent_hooks.errors.ToolError` in one place,
+:func:`tool_error`.
+
+The SDK (``mcp``, ``httpx2``) is imported when a session first opens, so an app that declares MCP
+toolsets, and ``import agent_hooks``, cost nothing until a hook needs a server.
 """
 
 from __future__ import annotations
@@ -12,15 +17,9 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
-from typing import Any, TypeVar, assert_never
+from typing import TYPE_CHECKING, Any, TypeVar, assert_never
 
 import anyio
-import httpx2
-import mcp.types as mcp_types
-from mcp import MCPError
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
 from agent_hooks.config.toolsets import (
     McpToolsetConfig,
@@ -29,32 +28,35 @@ from agent_hooks.config.toolsets import (
 )
 from agent_hooks.errors import ToolError, ToolTimeoutError, UsageError
 from agent_hooks.tools import StagedBaseTool, sanitize_toolname
+from agent_hooks.tools._call_context import note
 from agent_hooks.tools.toolsets._base import Toolset
+from agent_hooks.tools.toolsets._mcp_backoff import Backoff
+from agent_hooks.tools.toolsets._mcp_loops import LoopSessions
 from agent_hooks.tools.toolsets._mcp_session import (
+    Connection,
     OwnedSession,
     SessionClosedError,
+    ToolListing,
     first_error,
     stderr_to_log,
 )
+from agent_hooks.tools.toolsets._mcp_stdio import stdio_transport
 from agent_hooks.tools.toolsets._secrets import resolve_secrets
+
+if TYPE_CHECKING:
+    import mcp.types as mcp_types
+    from mcp.client.session import ClientSession
 
 __all__ = ["McpTool", "McpToolset", "tool_error", "tool_result_content"]
 
 _T = TypeVar("_T")
 
+BACKING_OFF = "backing off"
+"""The reason of calls refused while a toolset waits to retry a failed start."""
+
 _SSE_READ_TIMEOUT_SECONDS = 300.0
 """HTTP read timeout: a server may keep its event stream quiet this long. Request deadlines come
 from the session's read timeout (the toolset's ``timeout_seconds``), not from this."""
-
-_CONNECTION_FAILURES = (
-    OSError,
-    httpx2.HTTPError,
-    anyio.ClosedResourceError,
-    anyio.BrokenResourceError,
-    anyio.EndOfStream,
-    SessionClosedError,
-)
-"""Failures after which a session cannot carry another request."""
 
 _MAX_TOOL_PAGES = 100
 """Guards the tool listing against a server whose pagination cursor never ends."""
@@ -81,14 +83,14 @@ class McpTool(StagedBaseTool):
 
 
 class McpToolset(Toolset):
-    """The tools of one MCP server, reached through one shared, lazily opened session."""
+    """The tools of one MCP server, reached through one lazily opened session per event loop."""
 
     def __init__(self, config: McpToolsetConfig) -> None:
         super().__init__(config.name, timeout_seconds=config.timeout_seconds)
         self.config = config
         self._prefix = sanitize_toolname(f"{config.name}_")
-        self._session: OwnedSession | None = None
-        self._lock = anyio.Lock()
+        self._sessions = LoopSessions()
+        self._backoff = Backoff()
         self._closed = False
 
     def may_provide(self, final_name: str) -> bool:
@@ -99,120 +101,179 @@ class McpToolset(Toolset):
         """The server's tools (only ``allowed_tools`` when set), listed once per session.
 
         Raises:
-            ToolError: the server cannot be started or reached, or the listing failed.
+            ToolError: naming the toolset: the server cannot be started or reached, the toolset
+                is backing off, or the listing failed.
             UsageError: the toolset was closed.
         """
-        session, client = await self._ready_session(self.name)
-        if session.tools is None:
-            listing = await self._request(session, client, self.name, _list_all_tools)
-            allowed = self.config.allowed_tools
-            session.tools = [
-                McpTool(self, tool) for tool in listing if allowed is None or tool.name in allowed
-            ]
-        return list(session.tools)
+        return list((await self._listing(self.name)).tools)
+
+    async def find_tool(self, final_name: str) -> StagedBaseTool | None:
+        """The tool with this final name; ``None`` when the server has no such tool.
+
+        Raises:
+            ToolError: naming ``final_name``: the server cannot be started or reached, the
+                toolset is backing off, or the listing failed.
+            UsageError: the toolset was closed.
+        """
+        if not self.may_provide(final_name):
+            return None
+        listing = await self._listing(final_name)
+        return next((tool for tool in listing.tools if tool.name == final_name), None)
+
+    async def hidden_tool_names(self) -> tuple[str, ...]:
+        """Server tool names that ``allowed_tools`` leaves out (listed on the same session), so a
+        check can say "exists but not allowed" rather than "no such tool".
+
+        Raises:
+            ToolError: as for :meth:`list_tools`.
+            UsageError: the toolset was closed.
+        """
+        return (await self._listing(self.name)).hidden
 
     async def call_tool(
         self, server_tool_name: str, arguments: Mapping[str, Any], *, final_name: str
     ) -> str | None:
-        """Call a server tool on the shared session and return its text content.
+        """Call a server tool on this loop's session and return its text content.
 
         Raises:
-            ToolError: the server cannot be reached, the call failed, or the server reported an
-                error result (``is_error``).
+            ToolError: the server cannot be reached, the toolset is backing off, the call failed,
+                or the server reported an error result (``is_error``).
             UsageError: the toolset was closed.
         """
-        session, client = await self._ready_session(final_name)
+        session = await self._ready_session(final_name)
         result = await self._request(
-            session, client, final_name, lambda c: c.call_tool(server_tool_name, dict(arguments))
+            session, final_name, lambda c: c.call_tool(server_tool_name, dict(arguments))
         )
         return tool_result_content(result, final_name)
 
     async def aclose(self) -> None:
-        """Shut the server session down (bounded); later calls raise ``UsageError``."""
-        async with self._lock:
-            self._closed = True
-            session, self._session = self._session, None
-            if session is not None:
-                await session.aclose()
+        """Close every session (bounded; no server process outlives it); later calls raise
+        ``UsageError``. Safe to call more than once."""
+        self._closed = True
+        await self._sessions.aclose()
 
-    async def _ready_session(self, tool_name: str) -> tuple[OwnedSession, ClientSession]:
-        """The current session, opened (or reopened once, when it died) for this call.
+    async def _listing(self, tool_name: str) -> ToolListing:
+        session = await self._ready_session(tool_name)
+        async with session.listing_lock:
+            if session.listing is None:
+                found = await self._request(session, tool_name, _list_all_tools)
+                allowed = self.config.allowed_tools
+                session.listing = ToolListing(
+                    tools=tuple(
+                        McpTool(self, tool)
+                        for tool in found
+                        if allowed is None or tool.name in allowed
+                    ),
+                    hidden=tuple(
+                        tool.name
+                        for tool in found
+                        if allowed is not None and tool.name not in allowed
+                    ),
+                )
+            return session.listing
+
+    async def _ready_session(self, tool_name: str) -> OwnedSession:
+        """This loop's session, opened (or replaced, when it died or was retired) for this call.
 
         Raises:
-            ToolError: the session cannot be opened.
+            ToolError: naming ``tool_name``: the session cannot be opened, or the toolset is
+                backing off after a failed start.
             UsageError: the toolset was closed.
         """
-        async with self._lock:
-            if self._closed:
-                raise UsageError(f"MCP toolset {self.name!r} is closed; create a new app")
-            session = self._session
-            if session is None or session.dead:
-                if session is not None:
-                    await session.aclose()  # reap the dead server before starting another
-                session = OwnedSession(
-                    self._connect, setup_timeout=self.timeout_seconds, label=self.name
-                )
-                session.start()
-                self._session = session
+        if self._closed:
+            raise UsageError(f"MCP toolset {self.name!r} is closed; create a new app")
+        session = self._sessions.current()
+        if session is None or session.dead:
+            if self._backoff.waiting():
+                raise ToolError(tool_name, BACKING_OFF)
+            session = OwnedSession(
+                self._connect,
+                timeout_seconds=self.timeout_seconds,
+                label=self.name,
+                backoff=self._backoff,
+            )
+            await self._sessions.install(session)
         try:
-            return session, await session.wait_ready()
+            await session.wait_ready()
         except Exception as exc:
             raise tool_error(tool_name, exc, timeout_seconds=self.timeout_seconds) from exc
+        return session
 
     async def _request(
         self,
         session: OwnedSession,
-        client: ClientSession,
         tool_name: str,
         request: Callable[[ClientSession], Awaitable[_T]],
     ) -> _T:
-        """Run one request; a lost connection retires the session so the next call reopens it.
+        """Run one request; a lost connection or a timeout retires the session, so the next call
+        gets a new one.
 
         Raises:
             ToolError: the request failed (translated by :func:`tool_error`).
         """
         try:
-            return await request(client)
+            return await session.run(request)
         except Exception as exc:
-            if _connection_lost(exc):
-                session.retire()
-            raise tool_error(tool_name, exc, timeout_seconds=self.timeout_seconds) from exc
+            error = tool_error(tool_name, exc, timeout_seconds=self.timeout_seconds)
+            if isinstance(error, ToolTimeoutError):
+                session.retire("call_timed_out")
+            elif _connection_lost(exc):
+                session.retire("connection_lost")
+            raise error from exc
 
-    async def _connect(self, stack: AsyncExitStack) -> ClientSession:
-        """Runs in the session's owner task: transport, then session, then the handshake."""
+    async def _connect(self, stack: AsyncExitStack) -> Connection:
+        """Runs in the session's owner task: the transport, then the (uninitialised) session."""
         server = self.config.server
         match server:
             case StdioServerConfig():
-                params = StdioServerParameters(
-                    command=server.command,
-                    args=server.args,
-                    env=resolve_secrets(server.env, tool_name=self.name),
-                    cwd=server.cwd,
-                )
-                errlog = await stack.enter_async_context(stderr_to_log(self.name))
-                read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+                return await self._connect_stdio(stack, server)
             case StreamableHttpServerConfig():
-                http = await stack.enter_async_context(
-                    httpx2.AsyncClient(
-                        headers=resolve_secrets(server.headers, tool_name=self.name),
-                        timeout=httpx2.Timeout(
-                            self.timeout_seconds, read=_SSE_READ_TIMEOUT_SECONDS
-                        ),
-                    )
-                )
-                read, write = await stack.enter_async_context(
-                    streamable_http_client(server.url, http_client=http)
-                )
+                return await self._connect_http(stack, server)
             case _:
                 assert_never(server)
-        session = await stack.enter_async_context(
-            ClientSession(read, write, read_timeout_seconds=self.timeout_seconds)
+
+    async def _connect_stdio(self, stack: AsyncExitStack, server: StdioServerConfig) -> Connection:
+        from mcp.client.session import ClientSession
+        from mcp.client.stdio import get_default_environment
+
+        env = resolve_secrets(server.env, tool_name=self.name, for_child_env=True)
+        errlog = await stack.enter_async_context(stderr_to_log(self.name))
+        read, write, process = await stack.enter_async_context(
+            stdio_transport(
+                server.command,
+                server.args,
+                env=get_default_environment() | env,
+                cwd=server.cwd,
+                errlog=errlog,
+                label=self.name,
+            )
         )
-        await session.initialize()
-        return session
+        client = ClientSession(read, write, read_timeout_seconds=self.timeout_seconds)
+        return Connection(await stack.enter_async_context(client), process)
+
+    async def _connect_http(
+        self, stack: AsyncExitStack, server: StreamableHttpServerConfig
+    ) -> Connection:
+        import httpx2
+        from mcp.client.session import ClientSession
+        from mcp.client.streamable_http import streamable_http_client
+
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(
+                headers=resolve_secrets(server.headers, tool_name=self.name),
+                timeout=httpx2.Timeout(self.timeout_seconds, read=_SSE_READ_TIMEOUT_SECONDS),
+            )
+        )
+        read, write = await stack.enter_async_context(
+            streamable_http_client(server.url, http_client=http)
+        )
+        client = ClientSession(read, write, read_timeout_seconds=self.timeout_seconds)
+        return Connection(await stack.enter_async_context(client), None)
 
 
 async def _list_all_tools(client: ClientSession) -> list[mcp_types.Tool]:
+    import mcp.types as mcp_types
+
     tools: list[mcp_types.Tool] = []
     params: mcp_types.PaginatedRequestParams | None = None
     for _ in range(_MAX_TOOL_PAGES):
@@ -225,33 +286,69 @@ async def _list_all_tools(client: ClientSession) -> list[mcp_types.Tool]:
 
 
 def tool_result_content(result: mcp_types.CallToolResult, tool_name: str) -> str | None:
-    """The text parts joined by newlines; the JSON of the structured content when there is no
-    text; ``None`` when there is neither.
+    """The text parts and embedded text resources joined by newlines; the JSON of the structured
+    content when there is no text; ``None`` when the result is empty.
+
+    Images, audio, blob resources and resource links cannot go into a text message: they are left
+    out, and the call context notes it (``image content left out``) for the hook's record.
 
     Raises:
-        ToolError: the result is an error (``is_error``); the message quotes the server's text.
+        ToolError: the result is an error (``is_error``; the message quotes the server's text),
+            or it holds nothing textual (``tool returned image content only``).
     """
-    texts = [part.text for part in result.content if isinstance(part, mcp_types.TextContent)]
+    import mcp.types as mcp_types
+
+    texts: list[str] = []
+    left_out: list[str] = []
+    for part in result.content:
+        match part:
+            case mcp_types.TextContent():
+                texts.append(part.text)
+                continue
+            case mcp_types.EmbeddedResource(resource=mcp_types.TextResourceContents() as text):
+                texts.append(text.text)
+                continue
+            case mcp_types.ImageContent():
+                kind = "image"
+            case mcp_types.AudioContent():
+                kind = "audio"
+            case _:  # blob resources, resource links
+                kind = "resource"
+        if kind not in left_out:
+            left_out.append(kind)
     if result.is_error:
         details = "\n".join(texts) or "(no details)"
         raise ToolError(tool_name, f"the MCP server reported an error: {details}")
     if texts:
-        return "\n".join(texts)
-    if result.structured_content is not None:
-        return json.dumps(result.structured_content)
-    return None
+        content = "\n".join(texts)
+    elif result.structured_content is not None:
+        content = json.dumps(result.structured_content)
+    elif left_out:
+        raise ToolError(tool_name, f"tool returned {' and '.join(left_out)} content only")
+    else:
+        return None
+    for kind in left_out:
+        note(f"{kind} content left out")
+    return content
 
 
 def tool_error(tool_name: str, exc: BaseException, *, timeout_seconds: float) -> ToolError:
-    """The one translation of MCP SDK and transport failures into a :class:`ToolError`.
+    """The one translation of MCP SDK and transport failures into a :class:`ToolError` that
+    names ``tool_name``.
 
     Exception groups (the SDK's task groups wrap failures in them) are reduced to their first
     real error. Header values are never part of the message.
     """
+    import httpx2
+    import mcp.types as mcp_types
+    from mcp import MCPError
+
     leaf = first_error(exc)
     match leaf:
+        case ToolTimeoutError():
+            return ToolTimeoutError(tool_name, leaf.timeout_seconds)
         case ToolError():
-            return leaf
+            return leaf if leaf.tool_name == tool_name else ToolError(tool_name, leaf.reason)
         case TimeoutError():
             return ToolTimeoutError(tool_name, timeout_seconds)
         case MCPError() if leaf.code == mcp_types.REQUEST_TIMEOUT:
@@ -278,7 +375,21 @@ def tool_error(tool_name: str, exc: BaseException, *, timeout_seconds: float) ->
 
 def _connection_lost(exc: BaseException) -> bool:
     """Whether the session is unusable after ``exc`` (an error *reply* leaves it usable)."""
+    import httpx2
+    import mcp.types as mcp_types
+    from mcp import MCPError
+
     leaf = first_error(exc)
     if isinstance(leaf, MCPError):
         return leaf.code == mcp_types.CONNECTION_CLOSED
-    return isinstance(leaf, _CONNECTION_FAILURES)
+    return isinstance(
+        leaf,
+        (
+            OSError,
+            httpx2.HTTPError,
+            anyio.ClosedResourceError,
+            anyio.BrokenResourceError,
+            anyio.EndOfStream,
+            SessionClosedError,
+        ),
+    )

@@ -10,13 +10,11 @@ import pytest
 from injector import Binder, Module, multiprovider
 
 from agent_hooks import AgentHooksModule, create_injector
-from agent_hooks.agent_hooks_module import build_hooks
 from agent_hooks.clock import FixedClock
 from agent_hooks.config import ApplicationConfig, ToolCallHookConfig
 from agent_hooks.injection import MessagesTransformer
 from agent_hooks.messages import Message, Role
 from agent_hooks.tools import StagedBaseTool, ToolCallResult, ToolCallResultEnricher
-from agent_hooks.tools.toolsets import ToolRegistry
 from tests._support import ScriptedTool, msg
 
 pytestmark = pytest.mark.usefixtures("preview_on")
@@ -53,20 +51,13 @@ def test_no_hooks_means_an_empty_transformer_list(hooks: list[dict[str, Any]] | 
 def test_transformers_come_in_manifest_order() -> None:
     tools = [ScriptedTool(name, name) for name in ("b_tool", "a_tool", "c_tool")]
     transformers = app([hook(t.name) for t in tools], *tools)
-    assert [t.get_tool_name() for t in transformers] == ["b_tool", "a_tool", "c_tool"]  # type: ignore[attr-defined]
+    assert [t.hook.tool for t in transformers] == ["b_tool", "a_tool", "c_tool"]  # type: ignore[attr-defined]
 
 
-def test_hooks_for_other_events_are_ignored() -> None:
-    config = ApplicationConfig.model_validate({"hooks": [hook("current_time")]})
-    registry = ToolRegistry([])
-    built = build_hooks(
-        config,
-        "on_completion",  # type: ignore[arg-type]  # a seam that does not exist yet
-        tools=registry,
-        clock=FixedClock(0),
-        enrichers=[],
-    )
-    assert built == []
+def test_completion_hooks_are_not_request_start_transformers() -> None:
+    completion = {**hook("current_time"), "event": "on_completion"}
+    (transformer,) = app([completion, hook("current_time")])
+    assert transformer.hook.index == 1  # type: ignore[attr-defined]
 
 
 def test_toolset_prefix_is_sanitized_into_the_final_name() -> None:

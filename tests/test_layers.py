@@ -21,11 +21,16 @@ LAYERS: list[tuple[str, int]] = [
     ("agent_hooks.tools.toolsets", 4),
     ("agent_hooks.tools", 2),
     ("agent_hooks.injection", 3),
+    ("agent_hooks._reasons", 0),
     ("agent_hooks._preview_module", 5),
+    ("agent_hooks.runtime", 5),
+    ("agent_hooks._telemetry", 5),
     ("agent_hooks._config_driven_hooks", 5),
     ("agent_hooks.agent_hooks_module", 5),
     ("agent_hooks.app_factory", 6),
     ("agent_hooks._connect", 6),
+    ("agent_hooks.testing", 6),
+    ("agent_hooks.serve", 7),
     ("agent_hooks.cli", 7),
     ("agent_hooks.__main__", 7),
     ("agent_hooks", 6),
@@ -53,8 +58,13 @@ def modules() -> list[tuple[str, Path]]:
 
 
 def imports_of(path: Path) -> set[str]:
+    """Modules imported at run time; imports under ``if TYPE_CHECKING:`` only name types."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            node.body = []
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

@@ -1,114 +1,40 @@
-"""Runtime hooks built from manifest entries (seed Component 3).
+"""The seed's seam (Component 3): one ``MessagesTransformer`` per request-start hook.
 
-``_BaseConfigDrivenHook`` is a pure marker so future hook kinds (guards, observers) are not forced
-into the message-transformer interface; each concrete hook mixes in its own.
+Each transformer runs its single hook through the same :class:`HookRunner` as a whole run, so a
+host applying the list one by one gets the same records, deadlines and trust rules, and the same
+history, as ``runner.run`` gives in one go.
 """
 
 from __future__ import annotations
 
-import logging
-import time
-from abc import ABC
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from agent_hooks.clock import Clock
-from agent_hooks.config.hooks import InjectionFrequency, ToolCallHookConfig, TTLRefreshCondition
-from agent_hooks.errors import ToolError
-from agent_hooks.injection import StagedToolSyntheticInjector
+from agent_hooks.config.hooks import HookEvent
+from agent_hooks.injection import MessagesTransformer
 from agent_hooks.messages import Message
-from agent_hooks.tools import ToolCallResultEnricher, ToolSource
+from agent_hooks.runtime import HookRunner, PreparedHook
 
 __all__ = ["ConfigDrivenToolCallHook"]
 
-logger = logging.getLogger("agent_hooks.hooks")
 
+class ConfigDrivenToolCallHook(MessagesTransformer):
+    """A ``tool_call`` hook as a transformer; never fails the request unless it says so.
 
-class _BaseConfigDrivenHook(ABC):  # noqa: B024 - a marker base on purpose
-    """Marker for hooks built from configuration."""
-
-
-class ConfigDrivenToolCallHook(_BaseConfigDrivenHook, StagedToolSyntheticInjector):
-    """A ``tool_call`` hook: runs its tool and injects the result; never fails the request.
-
-    Each run logs exactly one decision: ``injected`` (INFO) or ``skipped`` with a reason
-    (INFO for a fresh TTL, WARNING for a missing or failing tool).
+    Raises from :meth:`transform` only :class:`~agent_hooks.errors.HookFailedError`, for a hook
+    with ``on_error: "fail"``.
     """
 
-    def __init__(
-        self,
-        config: ToolCallHookConfig,
-        tools: ToolSource,
-        *,
-        label: str,
-        clock: Clock | None = None,
-        enrichers: Sequence[ToolCallResultEnricher] = (),
-    ) -> None:
-        ttl_seconds = None
-        if isinstance(config.refresh_condition, TTLRefreshCondition):
-            ttl_seconds = config.refresh_condition.ttl_minutes * 60
-        super().__init__(tools, clock=clock, ttl_seconds=ttl_seconds, enrichers=enrichers)
-        self.config = config
-        self.label = label
+    def __init__(self, hook: PreparedHook, runner: HookRunner) -> None:
+        self.hook = hook
+        self.runner = runner
 
-    def get_tool_name(self) -> str:
-        return self.config.final_tool_name
-
-    def get_arguments(self) -> Mapping[str, Any]:
-        return self.config.arguments
-
-    def get_frequency(self, messages: Sequence[Message]) -> InjectionFrequency:
-        return self.config.frequency
+    @property
+    def label(self) -> str:
+        return self.hook.label
 
     async def transform(self, messages: Sequence[Message]) -> list[Message]:
-        started = time.perf_counter()
-        try:
-            level, outcome, reason, result = await self._run(messages)
-        except Exception as exc:  # the seam: a hook must never fail the request
-            logger.debug("hook=%s failure detail", self.label, exc_info=True)
-            self._log(logging.WARNING, started, "skipped", _reason(exc))
-            return list(messages)
-        self._log(level, started, outcome, reason)
-        return result
-
-    async def _run(self, messages: Sequence[Message]) -> tuple[int, str, str, list[Message]]:
-        """The decision and the resulting history; anything raised here skips the hook."""
-        if not self.should_inject(messages):
-            return logging.INFO, "skipped", "ttl_fresh", list(messages)
-        content: object = await self.get_content(messages)
-        if content is None:
-            return logging.WARNING, "skipped", "tool returned no content", list(messages)
-        if not isinstance(content, str):
-            reason = f"tool returned {type(content).__name__}, not text"
-            return logging.WARNING, "skipped", reason, list(messages)
-        injected = self.inject_content(messages, content)
-        return logging.INFO, "injected", f"content_chars={len(content)}", injected
-
-    def _log(self, level: int, started: float, outcome: str, reason: str) -> None:
-        latency_ms = (time.perf_counter() - started) * 1000
-        tool = self.get_tool_name()
-        logger.log(
-            level,
-            "hook=%s tool=%s outcome=%s reason=%s latency_ms=%.1f",
-            self.label,
-            tool,
-            outcome,
-            reason,
-            latency_ms,
-            extra={
-                "hook": self.label,
-                "tool": tool,
-                "outcome": outcome,
-                "reason": reason,
-                "latency_ms": round(latency_ms, 1),
-            },
-        )
+        run = await self.runner.run_hooks([self.hook], HookEvent.ON_REQUEST_START, messages)
+        return run.messages
 
     def __repr__(self) -> str:
-        return f"<ConfigDrivenToolCallHook {self.label!r} tool={self.get_tool_name()!r}>"
-
-
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, ToolError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
+        return f"<ConfigDrivenToolCallHook {self.label!r} tool={self.hook.tool!r}>"

@@ -1,4 +1,8 @@
-"""The DI module that turns manifest hooks into the host's seam lists (seed Component 4)."""
+"""The DI module that turns manifest hooks into the host's seams (seed Component 4).
+
+With preview features off this module is not installed: the runner then has no hooks and the
+transformer list is empty, so a host's code path stays the same either way.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,9 @@ from injector import Module, multiprovider
 
 from agent_hooks._config_driven_hooks import ConfigDrivenToolCallHook
 from agent_hooks._preview_module import preview_module
-from agent_hooks.clock import Clock
-from agent_hooks.config import ApplicationConfig, HookEvent, ToolCallHookConfig
+from agent_hooks.config import ApplicationConfig, HookEvent
 from agent_hooks.injection import MessagesTransformer
-from agent_hooks.tools import ToolCallResultEnricher
+from agent_hooks.runtime import HookRunner, PreparedHook, prepare_hooks
 from agent_hooks.tools.toolsets import ToolRegistry
 
 __all__ = ["AgentHooksModule"]
@@ -17,46 +20,23 @@ __all__ = ["AgentHooksModule"]
 
 @preview_module
 class AgentHooksModule(Module):
-    """Contributes one transformer per ``on_request_start`` hook, in manifest order.
+    """Contributes the manifest's hooks to the runner and one transformer per request-start hook.
 
-    A new event gets its own ``@multiprovider`` here, contributing to that seam's list.
+    A new hook kind gets its own ``@multiprovider`` of ``list[PreparedHook]`` here.
     """
 
     @multiprovider
+    def provide_hooks(
+        self, config: ApplicationConfig, registry: ToolRegistry
+    ) -> list[PreparedHook]:
+        return prepare_hooks(config.hooks, registry)
+
+    @multiprovider
     def provide_request_start_transformers(
-        self,
-        config: ApplicationConfig,
-        tools: ToolRegistry,
-        clock: Clock,
-        enrichers: list[ToolCallResultEnricher],
+        self, hooks: list[PreparedHook], runner: HookRunner
     ) -> list[MessagesTransformer]:
-        return build_hooks(
-            config, HookEvent.ON_REQUEST_START, tools=tools, clock=clock, enrichers=enrichers
-        )
-
-
-def build_hooks(
-    config: ApplicationConfig,
-    event: HookEvent,
-    *,
-    tools: ToolRegistry,
-    clock: Clock,
-    enrichers: list[ToolCallResultEnricher],
-) -> list[MessagesTransformer]:
-    """The runtime hooks for ``event``; an empty list when the manifest has none."""
-    hooks: list[MessagesTransformer] = []
-    for index, entry in enumerate(config.hooks or []):
-        if entry.event != event:
-            continue
-        match entry:
-            case ToolCallHookConfig():
-                hooks.append(
-                    ConfigDrivenToolCallHook(
-                        entry,
-                        tools,
-                        label=entry.name or f"hooks[{index}]",
-                        clock=clock,
-                        enrichers=enrichers,
-                    )
-                )
-    return hooks
+        return [
+            ConfigDrivenToolCallHook(hook, runner)
+            for hook in hooks
+            if hook.event is HookEvent.ON_REQUEST_START
+        ]

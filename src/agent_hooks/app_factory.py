@@ -13,14 +13,17 @@ from agent_hooks._preview_module import is_preview_module
 from agent_hooks.agent_hooks_module import AgentHooksModule
 from agent_hooks.clock import Clock, SystemClock
 from agent_hooks.config import ApplicationConfig, FeatureSettings
+from agent_hooks.config._signing import SigningSettings
 from agent_hooks.injection import MessagesTransformer
+from agent_hooks.injection._trust import SigningKeys
+from agent_hooks.runtime import HookObserver, HookRunner, PreparedHook
 from agent_hooks.tools import (
     NullStageReporter,
     StagedBaseTool,
     StageReporter,
     ToolCallResultEnricher,
 )
-from agent_hooks.tools.toolsets import CurrentTimeTool, ToolRegistry, build_toolsets
+from agent_hooks.tools.toolsets import CurrentTimeTool, ToolOverrides, ToolRegistry, build_toolsets
 
 __all__ = ["AppModule", "ClockModule", "aclose_app", "create_injector", "open_app"]
 
@@ -29,11 +32,12 @@ _SHUTDOWN_TIMEOUT_SECONDS = 10.0
 
 
 class AppModule(Module):
-    """Binds the manifest, the app clock, the built-in tools and the toolset registry.
+    """Binds the manifest, the app clock, the built-in tools, the toolset registry and the runner.
 
     Hosts override any of these from their own modules (passed after this one): a fixed
     :class:`~agent_hooks.clock.Clock`, a :class:`~agent_hooks.tools.StageReporter`, more
-    ``list[StagedBaseTool]`` or ``list[ToolCallResultEnricher]`` entries.
+    ``list[StagedBaseTool]``, ``list[ToolCallResultEnricher]`` or ``list[HookObserver]``
+    entries, :class:`~agent_hooks.tools.toolsets.ToolOverrides` (the test kit's seam).
     """
 
     def __init__(self, config: ApplicationConfig) -> None:
@@ -45,6 +49,13 @@ class AppModule(Module):
         binder.bind(StageReporter, to=NullStageReporter, scope=singleton)  # type: ignore[type-abstract]
         binder.multibind(list[ToolCallResultEnricher], to=[])
         binder.multibind(list[MessagesTransformer], to=[])
+        binder.multibind(list[PreparedHook], to=[])
+        binder.multibind(list[HookObserver], to=[])
+        binder.bind(ToolOverrides, to=ToolOverrides())
+
+    @provider
+    def provide_signing_keys(self) -> SigningKeys:
+        return SigningKeys(SigningSettings().keys())
 
     @multiprovider
     def provide_builtin_tools(self, clock: Clock) -> list[StagedBaseTool]:
@@ -56,11 +67,33 @@ class AppModule(Module):
         self,
         config: ApplicationConfig,
         internal_tools: list[StagedBaseTool],
-        stage_reporter: StageReporter,
+        overrides: ToolOverrides,
     ) -> ToolRegistry:
         toolsets = build_toolsets(config.toolsets, internal_tools=internal_tools)
-        return ToolRegistry(
-            toolsets, registered_tools=internal_tools, stage_reporter=stage_reporter
+        return ToolRegistry(toolsets, registered_tools=internal_tools, overrides=overrides)
+
+    @singleton
+    @provider
+    def provide_runner(
+        self,
+        config: ApplicationConfig,
+        hooks: list[PreparedHook],
+        registry: ToolRegistry,
+        clock: Clock,
+        enrichers: list[ToolCallResultEnricher],
+        observers: list[HookObserver],
+        signing_keys: SigningKeys,
+        stage_reporter: StageReporter,
+    ) -> HookRunner:
+        return HookRunner(
+            hooks,
+            registry=registry,
+            clock=clock,
+            enrichers=enrichers,
+            observers=observers,
+            signing_keys=signing_keys,
+            max_concurrency=config.max_concurrency,
+            stage_reporter=stage_reporter,
         )
 
 
@@ -74,25 +107,30 @@ class ClockModule(Module):
         binder.bind(Clock, to=self.clock)  # type: ignore[type-abstract]
 
 
-def create_injector(config: ApplicationConfig, modules: Iterable[Any] = ()) -> Injector:
-    """The app's injector: config, toolsets, enrichers and (with preview on) the hooks module.
+def create_injector(
+    config: ApplicationConfig, modules: Iterable[Any] = (), *, preview: bool | None = None
+) -> Injector:
+    """The app's injector: config, toolsets, enrichers, the runner and (with preview on) the
+    hooks module.
 
     ``modules`` (a host's internal tools, enrichers, clock) are installed after ours, so their
     bindings win. Modules decorated with ``@preview_module`` are skipped while preview features
-    are off. Nothing is connected yet: toolsets open on first use.
+    are off; ``preview`` overrides ``ENABLE_PREVIEW_FEATURES`` for this app only (the test kit
+    uses it). Nothing is connected yet: toolsets open on first use.
 
     Raises:
         ConfigError: the manifest asks for something the process cannot provide (for example an
             internal tool nobody registered).
     """
-    preview = FeatureSettings().enable_preview_features
+    if preview is None:
+        preview = FeatureSettings().enable_preview_features
     host_modules = list(modules)
     # A host may install the hooks module itself (SPEC section 1); it must not run twice.
     hooks_module = [] if any(map(_is_hooks_module, host_modules)) else [AgentHooksModule()]
     candidates = [AppModule(config), *hooks_module, *host_modules]
     installed = [m for m in candidates if preview or not is_preview_module(m)]
     injector = Injector(installed, auto_bind=False)
-    injector.get(ToolRegistry)  # surfaces configuration errors now, not on the first request
+    injector.get(HookRunner)  # surfaces configuration errors now, not on the first request
     return injector
 
 
@@ -110,10 +148,10 @@ async def aclose_app(injector: Injector) -> None:
 
 @asynccontextmanager
 async def open_app(
-    config: ApplicationConfig, modules: Iterable[Any] = ()
+    config: ApplicationConfig, modules: Iterable[Any] = (), *, preview: bool | None = None
 ) -> AsyncIterator[Injector]:
     """``async with open_app(config) as injector:`` — the injector, closed on exit."""
-    injector = create_injector(config, modules)
+    injector = create_injector(config, modules, preview=preview)
     try:
         yield injector
     finally:

@@ -111,8 +111,9 @@ async def test_a_failing_tool_skips_the_injection_with_one_warning(
     assert result == list(HISTORY)
     [warning] = warnings_in(caplog)
     message = warning.getMessage()
-    assert message.startswith("hook=probe tool=")
-    assert "outcome=skipped" in message
+    assert message.startswith("hook=probe event=on_request_start tool=")
+    outcome = "timed_out" if "timed out" in reason else "skipped_error"
+    assert f"outcome={outcome} " in message
     assert reason in message
 
 
@@ -135,7 +136,9 @@ async def test_after_a_crash_the_next_hook_reopens_the_session(
         async with open_app(config) as injector:
             result = await run_hooks(injector, HISTORY)
     [warning] = warnings_in(caplog)
-    assert warning.getMessage().startswith("hook=crasher tool=flaky_crash outcome=skipped")
+    assert warning.getMessage().startswith(
+        "hook=crasher event=on_request_start tool=flaky_crash outcome=skipped_error"
+    )
     _crashed, reopened = start_log.read_text().split()
     assert tool_pairs(result) == [("flaky_whoami", "{}", reopened)]
 

@@ -51,7 +51,7 @@ class StagedToolSyntheticInjector(SyntheticToolCallInjector):
         tool = await self.tools.find_tool(name)
         if tool is None:
             raise ToolError(name, "no such tool is available")
-        result = await tool.arun(
-            SYNTHETIC_PROBE_CALL_ID, stage_level=StageLevel.HIDDEN, **self.get_arguments()
+        result = await tool.invoke(
+            SYNTHETIC_PROBE_CALL_ID, self.get_arguments(), stage_level=StageLevel.HIDDEN
         )
         return result.content

@@ -7,12 +7,14 @@ for free: a progress stage for the host and the tool's fallback strategies.
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from agent_hooks.messages import Message
+from agent_hooks.tools._call_context import current_call_context
 from agent_hooks.tools._fallback import FallbackProcessor
 from agent_hooks.tools._stages import NullStageReporter, StageLevel, StageReporter
 
@@ -52,7 +54,22 @@ class StagedBaseTool(ABC):
     parameters: Mapping[str, Any] = _EMPTY_OBJECT_SCHEMA
     # Class-level defaults, so a subclass whose __init__ forgets super().__init__() still runs.
     fallback: FallbackProcessor = FallbackProcessor()
-    stage_reporter: StageReporter = NullStageReporter()
+    stage_reporter: StageReporter | None = None
+    """This tool's own reporter; without one, the app's (``StageReporter`` in DI) is used."""
+    _legacy_arun: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Remember subclasses that override :meth:`arun` with the shape of 0.1
+        (``arun(tool_call_id, *, stage_level, **arguments)``), so :meth:`invoke` still calls
+        them correctly."""
+        super().__init_subclass__(**kwargs)
+        override = cls.__dict__.get("arun")
+        if override is not None:
+            parameters = list(inspect.signature(override).parameters.values())[1:]
+            positional = [
+                p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            ]
+            cls._legacy_arun = len(positional) < 2
 
     def __init__(
         self,
@@ -82,19 +99,46 @@ class StagedBaseTool(ABC):
         if stage_reporter is not None:
             self.stage_reporter = stage_reporter
 
+    async def invoke(
+        self,
+        tool_call_id: str,
+        arguments: Mapping[str, Any],
+        *,
+        stage_level: StageLevel = StageLevel.VISIBLE,
+    ) -> ToolCallResult:
+        """How the runtime calls a tool: :meth:`arun`, whichever shape the subclass gave it.
+
+        Arguments of any name reach the tool here, ``tool_call_id`` and ``stage_level``
+        included, except through an ``arun`` override of the old keyword shape.
+
+        Raises:
+            Exception: whatever :meth:`arun` raised.
+        """
+        if self._legacy_arun:
+            return await self.arun(tool_call_id, stage_level=stage_level, **arguments)
+        return await self.arun(tool_call_id, arguments, stage_level=stage_level)
+
     async def arun(
         self,
         tool_call_id: str,
+        /,
+        arguments: Mapping[str, Any] | None = None,
         *,
         stage_level: StageLevel = StageLevel.VISIBLE,
-        **arguments: Any,
+        **keyword_arguments: Any,
     ) -> ToolCallResult:
         """Run the tool inside a stage; a matching fallback strategy turns an error into content.
+
+        The arguments are one mapping (any names); keyword arguments are still accepted for
+        callers of the old shape and merged under it.
 
         Raises:
             Exception: whatever :meth:`execute` raised, when no fallback strategy matches it.
         """
-        reporter = self.stage_reporter
+        arguments = {**keyword_arguments, **(arguments or {})}
+        reporter = (
+            self.stage_reporter or current_call_context().stage_reporter or NullStageReporter()
+        )
         reporter.stage_started(tool_call_id=tool_call_id, tool_name=self.name, level=stage_level)
         error: Exception | None = None
         try:

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from agent_hooks.tools._stages import StageReporter
+
 __all__ = [
     "BODY_BYTES_PER_CHAR",
     "DEFAULT_MAX_CONTENT_CHARS",
@@ -37,6 +39,8 @@ class ToolCallContext:
 
     max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS
     notes: list[str] = field(default_factory=list)
+    stage_reporter: StageReporter | None = None
+    """The app's reporter, for tools that have none of their own."""
 
     @property
     def max_body_bytes(self) -> int:

@@ -3,7 +3,7 @@
 from agent_hooks.tools.toolsets._base import Toolset
 from agent_hooks.tools.toolsets._factory import build_toolsets
 from agent_hooks.tools.toolsets._guard import GuardedTool
-from agent_hooks.tools.toolsets._registry import ToolRegistry
+from agent_hooks.tools.toolsets._registry import ToolOverrides, ToolRegistry, ToolRoute
 from agent_hooks.tools.toolsets.deployment import DeploymentTool, DeploymentToolset
 from agent_hooks.tools.toolsets.internal import CurrentTimeTool, InternalToolset
 from agent_hooks.tools.toolsets.mcp import McpTool, McpToolset
@@ -19,7 +19,9 @@ __all__ = [
     "McpToolset",
     "RestApiToolset",
     "RestTool",
+    "ToolOverrides",
     "ToolRegistry",
+    "ToolRoute",
     "Toolset",
     "build_toolsets",
 ]

@@ -1,6 +1,8 @@
-"""The wrapper every toolset tool runs behind: time limit, fallback, host stages.
+"""The wrapper every resolved tool runs behind: the toolset's time limit and fallback.
 
-Keeping these in one small wrapper means a toolset implementation only has to make the call.
+A wrapper, not a subclass: it forwards one call to the tool's own :meth:`StagedBaseTool.invoke`
+(which reports the tool's stage and applies the tool's own fallback once), and adds only what the
+toolset configures around it.
 """
 
 from __future__ import annotations
@@ -11,15 +13,13 @@ from typing import Any
 import anyio
 
 from agent_hooks.errors import ToolTimeoutError
-from agent_hooks.tools import FallbackProcessor, StagedBaseTool, StageLevel, StageReporter
+from agent_hooks.tools import FallbackProcessor, StagedBaseTool, StageLevel, ToolCallResult
 
 __all__ = ["GuardedTool"]
 
-_INNER_CALL_ID = "guarded"
 
-
-class GuardedTool(StagedBaseTool):
-    """Runs ``inner`` with a deadline; errors (the timeout included) go to ``fallback``."""
+class GuardedTool:
+    """``inner`` with a per-call deadline; errors (the timeout included) go to ``fallback``."""
 
     def __init__(
         self,
@@ -27,29 +27,55 @@ class GuardedTool(StagedBaseTool):
         *,
         timeout_seconds: float,
         fallback: FallbackProcessor | None = None,
-        stage_reporter: StageReporter | None = None,
     ) -> None:
-        super().__init__(
-            name=inner.name,
-            description=inner.description,
-            parameters=inner.parameters,
-            fallback=fallback,
-            stage_reporter=stage_reporter,
-        )
         self.inner = inner
         self.timeout_seconds = timeout_seconds
+        self.fallback = fallback
 
-    async def execute(self, arguments: Mapping[str, Any]) -> str | None:
-        """Raises:
-        ToolTimeoutError: ``inner`` did not finish within ``timeout_seconds``.
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    async def call(
+        self,
+        arguments: Mapping[str, Any],
+        *,
+        tool_call_id: str,
+        stage_level: StageLevel = StageLevel.HIDDEN,
+    ) -> ToolCallResult:
+        """Run the tool once within ``timeout_seconds``.
+
+        Raises:
+            ToolTimeoutError: the tool did not finish in time (and no fallback handles it).
+            Exception: whatever the tool raised that no fallback handles.
         """
         try:
+            return await self._call(arguments, tool_call_id, stage_level)
+        except Exception as exc:
+            if self.fallback is None:
+                raise
+            content = self.fallback.process(self.name, exc)
+            return ToolCallResult(
+                tool_call_id=tool_call_id,
+                content=content,
+                tool_name=self.name,
+                from_fallback=True,
+            )
+
+    async def execute(self, arguments: Mapping[str, Any]) -> str | None:
+        """The content of one guarded call (for direct use outside hooks)."""
+        return (await self.call(arguments, tool_call_id="direct")).content
+
+    async def _call(
+        self, arguments: Mapping[str, Any], tool_call_id: str, stage_level: StageLevel
+    ) -> ToolCallResult:
+        try:
             with anyio.fail_after(self.timeout_seconds):
-                result = await self.inner.arun(
-                    _INNER_CALL_ID, stage_level=StageLevel.HIDDEN, **arguments
-                )
+                return await self.inner.invoke(tool_call_id, arguments, stage_level=stage_level)
         except ToolTimeoutError:
             raise
         except TimeoutError as exc:
             raise ToolTimeoutError(self.name, self.timeout_seconds) from exc
-        return result.content
+
+    def __repr__(self) -> str:
+        return f"<GuardedTool {self.name!r} timeout={self.timeout_seconds:g}s>"

@@ -1,21 +1,56 @@
-"""All toolsets of an app, looked up by final function name, closed together."""
+"""All toolsets of an app: where each hook's tool lives, and closing them together.
+
+A hook's tool is resolved to exactly one place (SPEC section 3, "Tool routing"). With a
+``toolset_name`` only that toolset is asked, so a broken or slow sibling never affects the hook.
+Without one, the verbatim name is looked up among the tools the manifest declares (internal,
+deployment and REST toolsets, in manifest order), then in the MCP toolsets whose name is a prefix
+of it (longest first; one that fails to start does not hide the tool in another), then among the
+Python tools registered through DI. Which toolsets to ask is decided once per hook, when the app
+is built (:meth:`ToolRegistry.route`); asking them happens per call (:meth:`ToolRegistry.resolve`).
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
+import anyio
+
+from agent_hooks._toolnames import sanitize_toolname
 from agent_hooks.config.toolsets import DEFAULT_TIMEOUT_SECONDS
-from agent_hooks.errors import ToolError, UsageError
-from agent_hooks.tools import FallbackProcessor, StagedBaseTool, StageReporter
+from agent_hooks.errors import ToolError, ToolNotFoundError, UsageError
+from agent_hooks.tools import FallbackProcessor, StagedBaseTool
 from agent_hooks.tools.toolsets._base import Toolset
 from agent_hooks.tools.toolsets._guard import GuardedTool
+from agent_hooks.tools.toolsets.mcp import McpToolset
 
-__all__ = ["ToolRegistry"]
+__all__ = ["ToolOverrides", "ToolRegistry", "ToolRoute"]
 
 logger = logging.getLogger("agent_hooks.tools")
+
+
+@dataclass(frozen=True)
+class ToolOverrides:
+    """Tools that answer for a final name before any toolset is asked (the test kit's seam).
+
+    A replaced tool never starts its toolset's server. Bound in DI; empty by default.
+    """
+
+    tools: Mapping[str, StagedBaseTool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolRoute:
+    """Where one hook's tool is looked for, decided once when the app is built."""
+
+    final_name: str
+    toolsets: tuple[Toolset, ...]
+    registered: StagedBaseTool | None = None
+    override: StagedBaseTool | None = None
+    toolset_name: str | None = None
 
 
 class _UnreachableTool(StagedBaseTool):
@@ -30,86 +65,116 @@ class _UnreachableTool(StagedBaseTool):
 
 
 class ToolRegistry:
-    """A :class:`~agent_hooks.tools.ToolSource` over the app's toolsets.
-
-    Tools come back wrapped in :class:`GuardedTool` (deadline, fallback, host stages). The
-    registry owns the toolsets: :meth:`aclose` closes every one, once.
-
-    ``registered_tools`` (the DI list of Python tools, ``current_time`` included) answer by their
-    verbatim name when no toolset has the name, as in the seed design where a hook sees every
-    registered tool; an ``internal`` toolset adds a timeout, a fallback and a check at start-up.
-    """
+    """The app's toolsets and registered tools; owns the toolsets and closes them once."""
 
     def __init__(
         self,
         toolsets: Sequence[Toolset],
         *,
         registered_tools: Sequence[StagedBaseTool] = (),
-        stage_reporter: StageReporter | None = None,
+        overrides: ToolOverrides | None = None,
     ) -> None:
         self.toolsets = tuple(toolsets)
         self.registered_tools = tuple(registered_tools)
-        self._stage_reporter = stage_reporter
-        self._guarded: dict[str, StagedBaseTool] = {}
+        self.overrides = overrides or ToolOverrides()
+        self._guarded: dict[tuple[int, str], GuardedTool] = {}
         self._closed = False
 
-    async def find_tool(self, name: str) -> StagedBaseTool | None:
-        """The first toolset's tool with this final name, guarded; ``None`` when none has it.
+    def route(self, final_name: str, *, toolset_name: str | None = None) -> ToolRoute:
+        """Which toolsets may answer for ``final_name``, in the order they are asked."""
+        override = self.overrides.tools.get(final_name)
+        if toolset_name is not None:
+            named = tuple(t for t in self.toolsets if t.name == toolset_name)
+            return ToolRoute(final_name, named, override=override, toolset_name=toolset_name)
+        declared = [
+            t for t in self.toolsets if not isinstance(t, McpToolset) and t.may_provide(final_name)
+        ]
+        servers = sorted(
+            (
+                t
+                for t in self.toolsets
+                if isinstance(t, McpToolset)
+                and final_name.startswith(sanitize_toolname(f"{t.name}_"))
+            ),
+            key=lambda t: len(sanitize_toolname(t.name)),
+            reverse=True,
+        )
+        registered = next((t for t in self.registered_tools if t.name == final_name), None)
+        return ToolRoute(final_name, (*declared, *servers), registered, override)
+
+    async def resolve(self, route: ToolRoute) -> GuardedTool:
+        """The tool for ``route``, behind its toolset's deadline and fallback.
+
+        Raises:
+            UsageError: the registry was closed.
+            ToolError: no place on the route has the tool, or the place that may have it
+                cannot be reached (the error names the final tool).
+        """
+        if self._closed:
+            raise UsageError("the tool registry is closed; create a new app to call tools")
+        name = route.final_name
+        if route.override is not None:
+            return GuardedTool(route.override, timeout_seconds=DEFAULT_TIMEOUT_SECONDS)
+        failures: list[ToolError] = []
+        for toolset in route.toolsets:
+            cached = self._guarded.get((id(toolset), name))
+            if cached is not None:
+                return cached
+            try:
+                tool = await toolset.find_tool(name)
+            except ToolError as exc:
+                error = exc if exc.tool_name == name else ToolError(name, exc.reason)
+                if toolset.fallback is not None:
+                    # The toolset's fallback covers "cannot reach it" too; not cached, so the
+                    # next call tries the toolset again.
+                    return self._guard(_UnreachableTool(name, error), toolset, toolset.fallback)
+                failures.append(error)
+                continue
+            if tool is not None:
+                guarded = self._guard(tool, toolset, toolset.fallback)
+                self._guarded[(id(toolset), name)] = guarded
+                return guarded
+        if route.registered is not None:
+            return GuardedTool(route.registered, timeout_seconds=DEFAULT_TIMEOUT_SECONDS)
+        if failures:
+            raise failures[0]
+        if route.toolset_name is not None:
+            raise ToolNotFoundError(name, f"toolset {route.toolset_name!r} has no such tool")
+        raise ToolNotFoundError(name, "no such tool is available")
+
+    async def find_tool(self, name: str) -> GuardedTool | None:
+        """The tool a hook without ``toolset_name`` would call by this verbatim name.
 
         Raises:
             UsageError: the registry was closed.
             ToolError: a toolset that may own the name could not be reached.
         """
-        if self._closed:
-            raise UsageError("the tool registry is closed; create a new app to call tools")
-        if name in self._guarded:
-            return self._guarded[name]
-        for toolset in self.toolsets:
-            try:
-                tool = await toolset.find_tool(name)
-            except ToolError as exc:
-                if toolset.fallback is None:
-                    raise
-                # The toolset's fallback covers "cannot reach it" too; not cached, so the next
-                # lookup tries the toolset again.
-                unreachable = _UnreachableTool(name, exc)
-                return self._guard(unreachable, toolset.timeout_seconds, toolset.fallback)
-            if tool is not None:
-                return self._guard(tool, toolset.timeout_seconds, toolset.fallback, cache=True)
-        registered = next((t for t in self.registered_tools if t.name == name), None)
-        if registered is not None:
-            return self._guard(registered, DEFAULT_TIMEOUT_SECONDS, None, cache=True)
-        return None
+        try:
+            return await self.resolve(self.route(name))
+        except ToolNotFoundError:
+            return None
 
+    @staticmethod
     def _guard(
-        self,
-        tool: StagedBaseTool,
-        timeout_seconds: float,
-        fallback: FallbackProcessor | None,
-        *,
-        cache: bool = False,
-    ) -> StagedBaseTool:
-        """``tool`` behind its deadline, fallback and the host's stages; kept when ``cache``."""
-        guarded = GuardedTool(
-            tool,
-            timeout_seconds=timeout_seconds,
-            fallback=fallback,
-            stage_reporter=self._stage_reporter,
-        )
-        if cache:
-            self._guarded[tool.name] = guarded
-        return guarded
+        tool: StagedBaseTool, toolset: Toolset, fallback: FallbackProcessor | None
+    ) -> GuardedTool:
+        return GuardedTool(tool, timeout_seconds=toolset.timeout_seconds, fallback=fallback)
 
     async def aclose(self) -> None:
-        """Close every toolset; one failing to close does not keep the others open."""
+        """Close every toolset at once; one failing to close does not keep the others open."""
         if self._closed:
             return
         self._closed = True
-        for toolset in self.toolsets:
-            try:
-                await toolset.aclose()
-            except Exception:
-                logger.exception("toolset=%s outcome=close_failed", toolset.name)
+        async with anyio.create_task_group() as group:
+            for toolset in self.toolsets:
+                group.start_soon(self._close, toolset)
+
+    @staticmethod
+    async def _close(toolset: Toolset) -> None:
+        try:
+            await toolset.aclose()
+        except Exception:
+            logger.exception("toolset=%s outcome=close_failed", toolset.name)
 
     async def __aenter__(self) -> Self:
         return self

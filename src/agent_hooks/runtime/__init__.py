@@ -1,0 +1,22 @@
+"""The hooks runtime: one runner per app, one run per request (SPEC section 8)."""
+
+from agent_hooks.runtime._prepared import PreparedHook, prepare_hooks
+from agent_hooks.runtime._records import (
+    FAILED_OUTCOMES,
+    HookObserver,
+    HookOutcome,
+    HookRun,
+    HookRunRecord,
+)
+from agent_hooks.runtime._runner import HookRunner
+
+__all__ = [
+    "FAILED_OUTCOMES",
+    "HookObserver",
+    "HookOutcome",
+    "HookRun",
+    "HookRunRecord",
+    "HookRunner",
+    "PreparedHook",
+    "prepare_hooks",
+]

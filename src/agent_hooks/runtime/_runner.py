@@ -1,0 +1,336 @@
+"""The hook runner: every hook of one event, concurrently, applied as if one after another.
+
+A run indexes the history once (:class:`~agent_hooks.injection._index.HistoryIndex`), groups the
+hooks by identity (final tool + identity arguments), and runs the groups concurrently, at most
+``hooks_max_concurrency`` hooks at once. Hooks of one group run in manifest order, each seeing the
+pair of the one before; hooks of different groups never read each other's pairs, so the spliced
+history equals running the hooks one after another (SPEC section 8).
+
+Only the tool call (resolving the tool, starting its session, the call) runs in a task that may be
+abandoned at the hook's deadline; every decision about the history is made here, after the wait,
+so an abandoned call can never change a history it no longer owns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent_hooks._reasons import reason_for
+from agent_hooks.clock import Clock
+from agent_hooks.config.hooks import HookEvent, InjectionFrequency
+from agent_hooks.errors import HookFailedError, ToolTimeoutError
+from agent_hooks.injection._ids import prefixed_call_id
+from agent_hooks.injection._index import HistoryIndex, Placement, PrefixState
+from agent_hooks.injection._pairs import SyntheticPair
+from agent_hooks.injection._staged import SYNTHETIC_PROBE_CALL_ID
+from agent_hooks.injection._trust import SigningKeys, remove_unverified
+from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
+from agent_hooks.runtime._prepared import PreparedHook
+from agent_hooks.runtime._records import HookObserver, HookOutcome, HookRun, HookRunRecord
+from agent_hooks.tools import StageReporter, ToolCallResult, ToolCallResultEnricher
+from agent_hooks.tools._call_context import ToolCallContext, call_context
+from agent_hooks.tools.toolsets import ToolRegistry
+
+__all__ = ["ABANDON_GRACE_SECONDS", "HookRunner"]
+
+logger = logging.getLogger("agent_hooks.hooks")
+
+ABANDON_GRACE_SECONDS = 0.5
+"""After a hook's deadline, how long its cancelled call may take to unwind before the run stops
+waiting for it (a tool that ignores cancellation is left behind, never waited for)."""
+
+_TRUNCATION_MARKER = "\n[truncated at {limit} characters]"
+
+
+@dataclass(frozen=True)
+class _Called:
+    """What the tool call of one hook produced (the part that may be abandoned)."""
+
+    result: ToolCallResult
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    outcome: HookOutcome
+    reason: str | None = None
+    content_chars: int | None = None
+    call_id: str | None = None
+    cut: bool = False
+    """The content was longer than ``max_content_chars`` (logged as a warning)."""
+
+
+class HookRunner:
+    """Runs the manifest's hooks for one event at a time; one instance serves every request."""
+
+    def __init__(
+        self,
+        hooks: Sequence[PreparedHook],
+        *,
+        registry: ToolRegistry,
+        clock: Clock,
+        enrichers: Sequence[ToolCallResultEnricher] = (),
+        observers: Sequence[HookObserver] = (),
+        signing_keys: SigningKeys | None = None,
+        max_concurrency: int = 8,
+        stage_reporter: StageReporter | None = None,
+    ) -> None:
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        self.hooks = tuple(hooks)
+        self.registry = registry
+        self.clock = clock
+        self.enrichers = tuple(enrichers)
+        self.observers = tuple(observers)
+        self.signing_keys = signing_keys or SigningKeys()
+        self.max_concurrency = max_concurrency
+        self.stage_reporter = stage_reporter
+
+    async def run(
+        self,
+        event: HookEvent,
+        messages: Iterable[Message | Mapping[str, Any]],
+        *,
+        request: Mapping[str, Any] | None = None,
+        completion: Mapping[str, Any] | None = None,
+    ) -> HookRun:
+        """Run every hook of ``event`` on ``messages``.
+
+        ``request`` is the host's request context; ``completion`` (``on_completion`` only) is
+        ``{"iteration_count": int, "total_tool_calls": int}`` when the host knows them.
+
+        Raises:
+            HookFailedError: a hook with ``on_error: "fail"`` failed; raised after every other
+                hook finished, carrying the whole run.
+        """
+        hooks = [hook for hook in self.hooks if hook.event is event]
+        return await self.run_hooks(hooks, event, messages, request=request, completion=completion)
+
+    async def run_hooks(
+        self,
+        hooks: Sequence[PreparedHook],
+        event: HookEvent,
+        messages: Iterable[Message | Mapping[str, Any]],
+        *,
+        request: Mapping[str, Any] | None = None,
+        completion: Mapping[str, Any] | None = None,
+    ) -> HookRun:
+        """:meth:`run` for a chosen subset of hooks (a seed transformer runs its one hook).
+
+        Raises:
+            HookFailedError: as :meth:`run`.
+        """
+        history = [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
+        if event is HookEvent.ON_REQUEST_START and self.signing_keys:
+            history, removed = remove_unverified(history, self.signing_keys)
+            if removed:
+                logger.warning(
+                    "outcome=removed_unverified_pairs count=%d reason=signature does not verify",
+                    removed,
+                )
+        if not hooks:
+            return HookRun(history, [])
+        index = HistoryIndex(history)
+        now = self.clock.now()
+        outcomes: dict[int, tuple[_Outcome, float]] = {}
+        limit = asyncio.Semaphore(self.max_concurrency)
+
+        async def run_group(group: list[PreparedHook]) -> None:
+            state = index.state(group[0].prefix)
+            for hook in group:
+                async with limit:
+                    started = time.perf_counter()
+                    outcome = await self._run_one(hook, index, state, now)
+                    outcomes[hook.index] = (outcome, (time.perf_counter() - started) * 1000)
+
+        groups: dict[str, list[PreparedHook]] = {}
+        for hook in hooks:
+            groups.setdefault(hook.prefix, []).append(hook)
+        await asyncio.gather(*(run_group(group) for group in groups.values()))
+
+        records = [self._record(hook, event, *outcomes[hook.index]) for hook in hooks]
+        run = HookRun(index.splice(), records)
+        self._notify(records)
+        failures = [
+            record
+            for hook, record in zip(hooks, records, strict=True)
+            if record.failed and hook.config.on_error == "fail"
+        ]
+        if failures:
+            raise HookFailedError(failures, run)
+        return run
+
+    async def _run_one(
+        self, hook: PreparedHook, index: HistoryIndex, state: PrefixState, now: float
+    ) -> _Outcome:
+        """One hook: freshness, the (abandonable) call, then the decision on the history."""
+        rules = hook.rules(now)
+        if hook.ttl_seconds is not None:
+            latest = state.latest_trusted(rules, self.signing_keys)
+            expiry = latest.parsed.expiry if latest is not None else None
+            if expiry is not None and now < expiry:
+                return _Outcome(HookOutcome.SKIPPED_FRESH)
+        arguments = hook.arguments
+        try:
+            called = await self._call_within_deadline(hook, arguments)
+        except TimeoutError as exc:
+            reason = reason_for(exc) if isinstance(exc, ToolTimeoutError) else None
+            return _Outcome(HookOutcome.TIMED_OUT, reason or _deadline_reason(hook))
+        except Exception as exc:  # the seam: a hook never fails the request
+            logger.debug("hook=%s failure detail", hook.label, exc_info=True)
+            return _Outcome(HookOutcome.SKIPPED_ERROR, reason_for(exc))
+        content = called.result.content
+        notes = list(called.notes)
+        if content is None:
+            return _Outcome(
+                HookOutcome.SKIPPED_ERROR, _joined([*notes, "tool returned no content"])
+            )
+        if not isinstance(content, str):
+            reason = f"tool returned {type(content).__name__}, not text"
+            return _Outcome(HookOutcome.SKIPPED_ERROR, reason)
+        original_chars = len(content)
+        limit = hook.config.max_content_chars
+        cut = original_chars > limit
+        if cut:
+            content = content[:limit] + _TRUNCATION_MARKER.format(limit=limit)
+            notes.append(f"content of {original_chars} characters cut at {limit}")
+        if hook.event is HookEvent.ON_COMPLETION:
+            return _Outcome(HookOutcome.COMPLETED, _joined(notes), original_chars, cut=cut)
+        try:
+            pair = self._pair(hook, content, now, hook.arguments_text)
+        except Exception as exc:  # a host's enricher failing is the hook failing, not the request
+            logger.debug("hook=%s enrichment failure detail", hook.label, exc_info=True)
+            return _Outcome(HookOutcome.SKIPPED_ERROR, reason_for(exc), original_chars)
+        call_id = pair.tool.tool_call_id
+        if hook.config.frequency is InjectionFrequency.ALWAYS:
+            index.decide(state, hook=hook.index, pair=pair, placement=Placement.APPEND)
+            return _Outcome(HookOutcome.INJECTED, _joined(notes), original_chars, call_id, cut)
+        latest = state.latest_trusted(rules, self.signing_keys)
+        if latest is None:
+            placement, outcome = Placement.INSERT, HookOutcome.INJECTED
+        elif latest.content == pair.tool.content:
+            placement, outcome = Placement.REPLACE, HookOutcome.REPLACED
+        else:
+            placement, outcome = Placement.APPEND, HookOutcome.INJECTED
+        index.decide(state, hook=hook.index, pair=pair, placement=placement, target=latest)
+        return _Outcome(outcome, _joined(notes), original_chars, call_id, cut)
+
+    async def _call_within_deadline(
+        self, hook: PreparedHook, arguments: Mapping[str, Any]
+    ) -> _Called:
+        """Resolve and call the tool in a task of its own, given up at the hook's deadline.
+
+        Raises:
+            TimeoutError: the deadline passed (the task is cancelled, and left behind when it
+                does not unwind within :data:`ABANDON_GRACE_SECONDS`).
+            Exception: whatever resolving or calling the tool raised.
+        """
+        task = asyncio.create_task(self._call(hook, arguments), name=f"hook-{hook.label}")
+        done, _ = await asyncio.wait({task}, timeout=hook.timeout_seconds)
+        if not done:
+            task.cancel()
+            await asyncio.wait({task}, timeout=ABANDON_GRACE_SECONDS)
+            if not task.done():
+                task.add_done_callback(_forget)
+                raise TimeoutError
+            if task.cancelled():
+                raise TimeoutError
+        return task.result()
+
+    async def _call(self, hook: PreparedHook, arguments: Mapping[str, Any]) -> _Called:
+        context = ToolCallContext(
+            max_content_chars=hook.config.max_content_chars, stage_reporter=self.stage_reporter
+        )
+        with call_context(context):
+            tool = await self.registry.resolve(hook.route)
+            result = await tool.call(arguments, tool_call_id=SYNTHETIC_PROBE_CALL_ID)
+        return _Called(result, tuple(context.notes))
+
+    def _pair(
+        self, hook: PreparedHook, content: str, now: float, arguments_text: str
+    ) -> SyntheticPair:
+        """The assistant call and the enriched tool answer for one injection."""
+        content_key = content if hook.checks_content else secrets.token_hex(16)
+        expiry = int(now) + hook.ttl_seconds if hook.ttl_seconds is not None else None
+        unsigned = prefixed_call_id(hook.prefix, content_key, ttl_expiry_seconds=expiry)
+        call_id = self.signing_keys.sign(unsigned, content)
+        call = ToolCall(
+            id=call_id,
+            type="function",
+            function=FunctionCall(name=hook.tool, arguments=arguments_text),
+        )
+        assistant = Message(role=Role.ASSISTANT, content=None, tool_calls=[call])
+        tool_message = Message(role=Role.TOOL, tool_call_id=call_id, content=content)
+        result = ToolCallResult(tool_call_id=call_id, content=content, tool_name=hook.tool)
+        for enricher in self.enrichers:
+            tool_message = enricher.enrich(tool_message, result)
+        return SyntheticPair(assistant=assistant, tool=tool_message)
+
+    def _record(
+        self, hook: PreparedHook, event: HookEvent, outcome: _Outcome, latency_ms: float
+    ) -> HookRunRecord:
+        record = HookRunRecord(
+            hook=hook.label,
+            event=event,
+            tool=hook.tool,
+            outcome=outcome.outcome,
+            reason=outcome.reason,
+            latency_ms=round(latency_ms, 3),
+            content_chars=outcome.content_chars,
+            call_id=outcome.call_id,
+        )
+        level = logging.WARNING if record.failed or outcome.cut else logging.INFO
+        logger.log(
+            level,
+            "hook=%s event=%s tool=%s outcome=%s reason=%s latency_ms=%.1f",
+            record.hook,
+            record.event,
+            record.tool,
+            record.outcome,
+            record.reason,
+            record.latency_ms,
+            extra={
+                "hook": record.hook,
+                "event": str(record.event),
+                "tool": record.tool,
+                "outcome": str(record.outcome),
+                "reason": record.reason,
+                "latency_ms": record.latency_ms,
+            },
+        )
+        return record
+
+    def _notify(self, records: Sequence[HookRunRecord]) -> None:
+        for record in records:
+            for observer in self.observers:
+                try:
+                    observer.on_record(record)
+                except Exception as exc:  # an observer must not break the run it observes
+                    logger.warning(
+                        "observer=%s outcome=observer_failed reason=%s",
+                        type(observer).__name__,
+                        reason_for(exc),
+                    )
+
+    def __repr__(self) -> str:
+        return f"<HookRunner hooks={len(self.hooks)} max_concurrency={self.max_concurrency}>"
+
+
+def _deadline_reason(hook: PreparedHook) -> str:
+    return f"hook timed out after {hook.timeout_seconds:g} seconds"
+
+
+def _joined(parts: Sequence[str]) -> str | None:
+    return "; ".join(parts) or None
+
+
+def _forget(task: asyncio.Task[Any]) -> None:
+    """Retrieve an abandoned call's outcome so asyncio does not report it as never retrieved."""
+    if not task.cancelled():
+        task.exception()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cache
 
 import pytest
@@ -15,6 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
+from agent_hooks import HookOutcome, HookRunRecord
 from agent_hooks._telemetry import record_hook_span, run_span
 from agent_hooks.config import HookEvent
 
@@ -30,17 +30,19 @@ OUTCOMES = [
 FAILED = {"skipped_error", "timed_out"}
 
 
-@dataclass(frozen=True)
-class Record:
-    """The fields of a hook run record that spans read."""
-
-    hook: str
-    tool: str
-    outcome: str
-    latency_ms: float
-    reason: str | None = None
-    content_chars: int | None = None
-    call_id: str | None = None
+def record(
+    outcome: str = "injected", *, hook: str = "h", tool: str = "t", reason: str | None = None
+) -> HookRunRecord:
+    return HookRunRecord(
+        hook=hook,
+        event=HookEvent.ON_REQUEST_START,
+        tool=tool,
+        outcome=HookOutcome(outcome),
+        reason=reason,
+        latency_ms=12.5,
+        content_chars=None,
+        call_id=None,
+    )
 
 
 @cache
@@ -71,8 +73,7 @@ def named(memory: InMemorySpanExporter, name: str) -> list[ReadableSpan]:
 def test_hook_spans_are_children_of_the_run_span(spans: InMemorySpanExporter) -> None:
     with run_span(HookEvent.ON_REQUEST_START):
         for hook in ("memories", "clock"):
-            record = Record(hook=hook, tool="t", outcome="injected", latency_ms=1.0)
-            record_hook_span(record, start_time_ns=1_000, end_time_ns=2_000)  # type: ignore[arg-type]
+            record_hook_span(record(hook=hook), start_time_ns=1_000, end_time_ns=2_000)
 
     [run] = named(spans, "agent_hooks.run")
     hooks = named(spans, "agent_hooks.hook")
@@ -93,11 +94,9 @@ def test_hook_spans_are_children_of_the_run_span(spans: InMemorySpanExporter) ->
 def test_a_hook_span_carries_the_record_and_is_an_error_only_for_failures(
     spans: InMemorySpanExporter, outcome: str
 ) -> None:
-    record = Record(
-        hook="hooks[0]", tool="memory_server_get_memories", outcome=outcome, latency_ms=12.5
-    )
+    done = record(outcome, hook="hooks[0]", tool="memory_server_get_memories")
     with run_span(HookEvent.ON_COMPLETION):
-        record_hook_span(record, start_time_ns=5_000, end_time_ns=17_500)  # type: ignore[arg-type]
+        record_hook_span(done, start_time_ns=5_000, end_time_ns=17_500)
 
     [span] = named(spans, "agent_hooks.hook")
     assert span.attributes == {
@@ -115,9 +114,8 @@ def test_a_hook_span_carries_the_record_and_is_an_error_only_for_failures(
 
 def test_a_reason_never_reaches_a_span(spans: InMemorySpanExporter) -> None:
     reason = "the MCP server reported an error: no memories for 'my secret diagnosis'"
-    record = Record(hook="h", tool="t", outcome="skipped_error", latency_ms=3.0, reason=reason)
     with run_span(HookEvent.ON_REQUEST_START):
-        record_hook_span(record, start_time_ns=1, end_time_ns=2)  # type: ignore[arg-type]
+        record_hook_span(record("skipped_error", reason=reason), start_time_ns=1, end_time_ns=2)
 
     for span in spans.get_finished_spans():
         texts = [str(value) for value in (span.attributes or {}).values()]
@@ -166,18 +164,20 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-class Record:
-    hook, tool, outcome, latency_ms = "h", "t", "timed_out", 1.0
+from agent_hooks import HookOutcome, HookRunRecord
 
+record = HookRunRecord(
+    "h", HookEvent.ON_REQUEST_START, "t", HookOutcome.TIMED_OUT, None, 1.0, None, None
+)
 with run_span(HookEvent.ON_REQUEST_START) as run:  # no SDK: a no-op that still works
-    record_hook_span(Record(), start_time_ns=1, end_time_ns=2)
+    record_hook_span(record, start_time_ns=1, end_time_ns=2)
     run.fail("hook 'h' failed")
 memory = InMemorySpanExporter()
 provider = TracerProvider()
 provider.add_span_processor(SimpleSpanProcessor(memory))
 trace.set_tracer_provider(provider)
 with run_span(HookEvent.ON_REQUEST_START):
-    record_hook_span(Record(), start_time_ns=1, end_time_ns=2)
+    record_hook_span(record, start_time_ns=1, end_time_ns=2)
 print(sorted(span.name for span in memory.get_finished_spans()))
 """
     done = subprocess.run(

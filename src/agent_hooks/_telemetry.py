@@ -23,12 +23,9 @@ from agent_hooks.config import HookEvent
 if TYPE_CHECKING:
     from agent_hooks.runtime import HookRunRecord
 
-__all__ = ["FAILED_OUTCOMES", "RunSpan", "record_hook_span", "run_span"]
+__all__ = ["RunSpan", "record_hook_span", "run_span"]
 
 TRACER_NAME = "agent_hooks"
-
-FAILED_OUTCOMES = frozenset({"skipped_error", "timed_out"})
-"""Outcomes whose hook span gets status ERROR (SPEC section 8: what counts as a failure)."""
 
 
 class RunSpan:
@@ -87,6 +84,6 @@ def record_hook_span(record: HookRunRecord, *, start_time_ns: int, end_time_ns: 
             "agent_hooks.latency_ms": float(record.latency_ms),
         },
     )
-    if str(record.outcome) in FAILED_OUTCOMES:
+    if record.failed:
         span.set_status(Status(StatusCode.ERROR, str(record.outcome)))
     span.end(end_time=end_time_ns)

@@ -3,8 +3,9 @@
 Run as ``python api_servers.py rest PORT`` or ``python api_servers.py chat PORT``. Both record
 every request they answer; ``GET /_received`` returns the records and ``DELETE /_received``
 forgets them, so a test can check exactly what went over the wire. Streamed bodies (``/big``,
-``/drip``, the ``huge`` deployment) count the bytes they handed to the socket before the client
-went away; ``GET /_streamed`` waits for the streams in progress to end and returns the counts.
+``/drip``, the ``huge`` and ``endless`` deployments) count the bytes they handed to the socket
+before the client went away; ``GET /_streamed`` waits for the streams in progress to end and
+returns the counts.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -97,6 +99,7 @@ async def _repeated(fill: bytes, total: int) -> AsyncIterator[bytes]:
         part = chunk if total == 0 else chunk[: total - sent]
         sent += len(part)
         yield part
+        await anyio.lowlevel.checkpoint()  # lets the server notice a client that went away
 
 
 async def big(request: Request) -> Response:
@@ -167,9 +170,9 @@ async def chat_completions(request: Request) -> Response:
     deployment = request.path_params["deployment"]
     if deployment == "loop":
         return RedirectResponse(request.url.path, status_code=307)
-    if deployment == "huge":
+    if deployment in ("huge", "endless"):
         start = b'{"choices": [{"message": {"content": "'
-        body = _counted(_repeated(b"x", 10 * 1024 * 1024))
+        body = _counted(_repeated(b"x", 10 * 1024 * 1024 if deployment == "huge" else 0))
         return StreamingResponse(_framed(start, body, b'"}}]}'), media_type="application/json")
     if deployment == "broken":
         return PlainTextResponse("upstream model failed", status_code=500)

@@ -90,12 +90,13 @@ def format_path(parts: Sequence[str | int]) -> str:
 
     Keys that are not plain identifiers are bracketed and quoted (``env['MY VAR']``), so a key with
     a dot, a space or a newline can neither be misread nor break the one-line-per-error output.
+    Keys over 80 characters are cut (and so quoted, to show they are not the key verbatim).
     """
     rendered = ""
     for part in parts:
         if isinstance(part, int):
             rendered += f"[{part}]"
-        elif not _PLAIN_KEY.fullmatch(part):
+        elif len(part) > MAX_ECHO_CHARS or not _PLAIN_KEY.fullmatch(part):
             rendered += f"[{clip(part)!r}]"
         else:
             rendered += f".{part}" if rendered else part

@@ -222,7 +222,7 @@ class _Checker:
                 self.report((*loc, key), f"invalid JSON-e template: bad binding {clip(key)!r}")
                 continue
             bindings.append((key, frozenset(bound)))
-        if name in _BINDING_ARITY and not bindings:
+        if name in _BINDING_ARITY and not any(_BINDING_KEY.fullmatch(key) for key in value):
             self.report(loc, f"invalid JSON-e template: {name} needs an each(...) or by(...) key")
         if name == "$let" and "in" not in value:
             self.report(loc, "invalid JSON-e template: $let needs an 'in' key")

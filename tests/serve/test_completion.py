@@ -9,7 +9,7 @@ from agent_hooks.serve._completion import StreamedAnswer, answer_from_json
 
 
 def events(*deltas: dict[str, Any], finish: str = "stop") -> bytes:
-    chunks = [{"choices": [{"index": 0, "delta": delta, "finish_reason": None}]} for delta in deltas]
+    chunks = [{"choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
     chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
     lines = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks]
     return ("".join(lines) + "data: [DONE]\n\n").encode()

@@ -1,0 +1,110 @@
+"""A chat-completions upstream that records what it received, for the proxy tests.
+
+Run as ``python upstream_server.py PORT``. The request's ``model`` picks the behaviour: an
+ordinary answer (streamed when asked), ``gated`` (streams one chunk, then waits for
+``POST /_release``), ``tool-call``, ``teapot`` (answers 418) and ``slow`` (never in time).
+``GET /_received`` returns each request's headers and body; ``DELETE /_received`` forgets them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+ANSWER = "Hello from upstream"
+_RECORDED_HEADERS = ("authorization", "api-key", "x-conversation-id")
+_received: list[dict[str, Any]] = []
+_release: anyio.Event | None = None
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    body = {"id": "up-1", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+    return f"data: {json.dumps(body)}\n\n".encode()
+
+
+async def _stream(gate: anyio.Event | None) -> AsyncIterator[bytes]:
+    yield _chunk({"role": "assistant", "content": "Hello"})
+    if gate is not None:
+        await gate.wait()
+    yield _chunk({"content": " from upstream"})
+    yield _chunk({}, "stop")
+    yield b"data: [DONE]\n\n"
+
+
+async def _tool_call_stream() -> AsyncIterator[bytes]:
+    call = {"index": 0, "id": "call_9", "type": "function", "function": {"name": "f"}}
+    yield _chunk({"role": "assistant", "tool_calls": [call]})
+    yield _chunk({}, "tool_calls")
+    yield b"data: [DONE]\n\n"
+
+
+async def chat_completions(request: Request) -> Response:
+    body = json.loads(await request.body())
+    headers = {k: v for k, v in request.headers.items() if k in _RECORDED_HEADERS}
+    _received.append({"path": request.url.path, "headers": headers, "body": body})
+    model = body.get("model")
+    if model == "teapot":
+        error = {"error": {"message": "short and stout", "type": "teapot", "code": "418"}}
+        return JSONResponse(error, status_code=418, headers={"x-upstream": "kept"})
+    if model == "slow":
+        await anyio.sleep(5)
+    if body.get("stream"):
+        global _release
+        _release = anyio.Event() if model == "gated" else None
+        chunks = _tool_call_stream() if model == "tool-call" else _stream(_release)
+        return StreamingResponse(chunks, media_type="text/event-stream")
+    message: dict[str, Any] = {"role": "assistant", "content": ANSWER, "refusal": None}
+    if model == "tool-call":
+        call = {"id": "call_9", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    answer = {
+        "id": "up-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    }
+    return JSONResponse(answer, headers={"x-upstream": "kept"})
+
+
+async def received(request: Request) -> Response:
+    if request.method == "DELETE":
+        _received.clear()
+    return JSONResponse(_received)
+
+
+async def release(_: Request) -> Response:
+    if _release is not None:
+        _release.set()
+    return JSONResponse({})
+
+
+def main() -> None:
+    app = Starlette(
+        routes=[
+            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/_received", received, methods=["GET", "DELETE"]),
+            Route("/_release", release, methods=["POST"]),
+        ]
+    )
+    uvicorn.run(
+        app,
+        host="127.0.0.1",
+        port=int(sys.argv[1]),
+        log_level="warning",
+        timeout_graceful_shutdown=1,
+    )
+
+
+if __name__ == "__main__":
+    main()

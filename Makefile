@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test lint format dump_app_schema check_schema docs run bench
+.PHONY: install test lint format dump_app_schema check_schema docs run serve bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,12 @@ run: install
 		$(BIN)/agent-hooks --verbose run examples/memory-app/manifest.json \
 		--messages examples/memory-app/history.json
 
+# The hooks proxy on http://127.0.0.1:8080/v1 with the embedded echo model (no --upstream): point
+# any OpenAI client at it and the answer lists the synthetic pairs the model would have seen.
+serve: install
+	$(BIN)/agent-hooks --verbose serve examples/serve/manifest.json
+
 bench: install
 	$(BIN)/python bench/bench_injection.py
 	$(BIN)/python bench/bench_toolsets.py
+	$(BIN)/python bench/bench_serve.py

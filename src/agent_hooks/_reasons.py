@@ -6,7 +6,8 @@ Records, log lines, ``validate --connect`` and the CLI all show reasons; they al
 
 from __future__ import annotations
 
-from agent_hooks.errors import ToolError
+from agent_hooks._scrub import scrub
+from agent_hooks.errors import AgentHooksError, ToolError
 
 __all__ = ["MAX_REASON_CHARS", "one_line", "reason_for"]
 
@@ -15,17 +16,23 @@ MAX_REASON_CHARS = 500
 
 
 def reason_for(exc: BaseException) -> str:
-    """Why ``exc`` happened, without the tool name (records carry that separately)."""
+    """Why ``exc`` happened, without the tool name (records carry that separately).
+
+    Our own errors already say what happened in words; anything else is named by its type,
+    since a bare message (``'x'`` for a ``KeyError``) says too little.
+    """
     if isinstance(exc, ToolError):
         return one_line(exc.reason)
     text = str(exc)
+    if isinstance(exc, AgentHooksError) and text:
+        return one_line(text)
     kind = type(exc).__name__
     return one_line(f"{kind}: {text}" if text else kind)
 
 
 def one_line(text: str) -> str:
-    """``text`` on one line, at most :data:`MAX_REASON_CHARS` characters."""
-    flat = " ".join(text.split())
+    """``text`` scrubbed of secrets, on one line, at most :data:`MAX_REASON_CHARS` characters."""
+    flat = " ".join(scrub(text).split())
     if len(flat) > MAX_REASON_CHARS:
         flat = flat[: MAX_REASON_CHARS - 3] + "..."
     return flat

@@ -12,6 +12,7 @@ from agent_hooks.config.hooks import (
     TTLRefreshCondition,
 )
 from agent_hooks.injection._ids import arguments_json, call_id_prefix
+from agent_hooks.injection._templates import is_templated
 from agent_hooks.injection._trust import TrustRules
 from agent_hooks.tools.toolsets import ToolRegistry, ToolRoute
 
@@ -32,6 +33,12 @@ class PreparedHook:
     arguments_text: str
     """The JSON text shown in the synthetic call when the arguments are literal."""
     ttl_seconds: int | None
+    templated: bool
+    """The arguments are a JSON-e template, rendered per run (identity stays the template)."""
+
+    @property
+    def needs_context(self) -> bool:
+        return self.templated or self.config.condition is not None
 
     @property
     def event(self) -> HookEvent:
@@ -75,6 +82,7 @@ def prepare_hooks(
                 prefix=call_id_prefix(final_name, config.arguments),
                 arguments_text=arguments_json(config.arguments),
                 ttl_seconds=ttl.ttl_minutes * 60 if isinstance(ttl, TTLRefreshCondition) else None,
+                templated=is_templated(config.arguments),
             )
         )
     return prepared

@@ -22,13 +22,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_hooks._reasons import reason_for
+from agent_hooks._telemetry import RunSpan, record_hook_span, run_span
 from agent_hooks.clock import Clock
 from agent_hooks.config.hooks import HookEvent, InjectionFrequency
 from agent_hooks.errors import HookFailedError, ToolTimeoutError
-from agent_hooks.injection._ids import prefixed_call_id
+from agent_hooks.injection._context import hook_context
+from agent_hooks.injection._ids import arguments_json, prefixed_call_id
 from agent_hooks.injection._index import HistoryIndex, Placement, PrefixState
 from agent_hooks.injection._pairs import SyntheticPair
 from agent_hooks.injection._staged import SYNTHETIC_PROBE_CALL_ID
+from agent_hooks.injection._templates import TemplateError, condition_holds, render_arguments
 from agent_hooks.injection._trust import SigningKeys, remove_unverified
 from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
 from agent_hooks.runtime._prepared import PreparedHook
@@ -126,9 +129,10 @@ class HookRunner:
         Raises:
             HookFailedError: as :meth:`run`.
         """
-        history = [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
+        received = [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
+        history = received
         if event is HookEvent.ON_REQUEST_START and self.signing_keys:
-            history, removed = remove_unverified(history, self.signing_keys)
+            history, removed = remove_unverified(received, self.signing_keys)
             if removed:
                 logger.warning(
                     "outcome=removed_unverified_pairs count=%d reason=signature does not verify",
@@ -136,25 +140,44 @@ class HookRunner:
                 )
         if not hooks:
             return HookRun(history, [])
+        context: Mapping[str, Any] = {}
+        if any(hook.needs_context for hook in hooks):
+            context = hook_context(event, received, request=request, completion=completion)
+        with run_span(event) as span:
+            return await self._run_traced(hooks, event, history, context, span)
+
+    async def _run_traced(
+        self,
+        hooks: Sequence[PreparedHook],
+        event: HookEvent,
+        history: list[Message],
+        context: Mapping[str, Any],
+        span: RunSpan,
+    ) -> HookRun:
         index = HistoryIndex(history)
         now = self.clock.now()
-        outcomes: dict[int, tuple[_Outcome, float]] = {}
+        outcomes: dict[int, tuple[_Outcome, int, int]] = {}
         limit = asyncio.Semaphore(self.max_concurrency)
 
         async def run_group(group: list[PreparedHook]) -> None:
             state = index.state(group[0].prefix)
             for hook in group:
                 async with limit:
-                    started = time.perf_counter()
-                    outcome = await self._run_one(hook, index, state, now)
-                    outcomes[hook.index] = (outcome, (time.perf_counter() - started) * 1000)
+                    started = time.time_ns()
+                    outcome = await self._run_one(hook, index, state, now, context)
+                    outcomes[hook.index] = (outcome, started, time.time_ns())
 
         groups: dict[str, list[PreparedHook]] = {}
         for hook in hooks:
             groups.setdefault(hook.prefix, []).append(hook)
         await asyncio.gather(*(run_group(group) for group in groups.values()))
 
-        records = [self._record(hook, event, *outcomes[hook.index]) for hook in hooks]
+        records = []
+        for hook in hooks:
+            outcome, started, ended = outcomes[hook.index]
+            record = self._record(hook, event, outcome, (ended - started) / 1e6)
+            record_hook_span(record, start_time_ns=started, end_time_ns=ended)
+            records.append(record)
         run = HookRun(index.splice(), records)
         self._notify(records)
         failures = [
@@ -163,20 +186,37 @@ class HookRunner:
             if record.failed and hook.config.on_error == "fail"
         ]
         if failures:
+            span.fail(f"{len(failures)} hook(s) with on_error=fail failed")
             raise HookFailedError(failures, run)
         return run
 
     async def _run_one(
-        self, hook: PreparedHook, index: HistoryIndex, state: PrefixState, now: float
+        self,
+        hook: PreparedHook,
+        index: HistoryIndex,
+        state: PrefixState,
+        now: float,
+        context: Mapping[str, Any],
     ) -> _Outcome:
-        """One hook: freshness, the (abandonable) call, then the decision on the history."""
+        """One hook: condition, freshness, the (abandonable) call, then the decision."""
+        arguments = hook.arguments
+        arguments_text = hook.arguments_text
+        try:
+            if hook.config.condition is not None and not condition_holds(
+                hook.config.condition, context
+            ):
+                return _Outcome(HookOutcome.SKIPPED_CONDITION, "condition is false")
+            if hook.templated:
+                arguments = render_arguments(hook.arguments, context)
+                arguments_text = arguments_json(arguments)
+        except TemplateError as exc:
+            return _Outcome(HookOutcome.SKIPPED_ERROR, reason_for(exc))
         rules = hook.rules(now)
         if hook.ttl_seconds is not None:
             latest = state.latest_trusted(rules, self.signing_keys)
             expiry = latest.parsed.expiry if latest is not None else None
             if expiry is not None and now < expiry:
                 return _Outcome(HookOutcome.SKIPPED_FRESH)
-        arguments = hook.arguments
         try:
             called = await self._call_within_deadline(hook, arguments)
         except TimeoutError as exc:
@@ -203,7 +243,7 @@ class HookRunner:
         if hook.event is HookEvent.ON_COMPLETION:
             return _Outcome(HookOutcome.COMPLETED, _joined(notes), original_chars, cut=cut)
         try:
-            pair = self._pair(hook, content, now, hook.arguments_text)
+            pair = self._pair(hook, content, now, arguments_text)
         except Exception as exc:  # a host's enricher failing is the hook failing, not the request
             logger.debug("hook=%s enrichment failure detail", hook.label, exc_info=True)
             return _Outcome(HookOutcome.SKIPPED_ERROR, reason_for(exc), original_chars)

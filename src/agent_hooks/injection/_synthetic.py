@@ -10,8 +10,10 @@ from typing import Any
 from agent_hooks.clock import Clock, SystemClock
 from agent_hooks.config.hooks import InjectionFrequency
 from agent_hooks.injection._ids import arguments_json, call_id_prefix, make_call_id
-from agent_hooks.injection._pairs import SyntheticPair, inject_pair, is_fresh
+from agent_hooks.injection._index import HistoryIndex, Placement
+from agent_hooks.injection._pairs import SyntheticPair
 from agent_hooks.injection._transformer import MessagesTransformer
+from agent_hooks.injection._trust import SigningKeys, TrustRules
 from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
 from agent_hooks.tools import ToolCallResult, ToolCallResultEnricher
 
@@ -23,7 +25,9 @@ class SyntheticToolCallInjector(MessagesTransformer):
 
     Subclasses say which tool (:meth:`get_tool_name`), with which arguments, and produce the
     content (:meth:`get_content`); placement, ids and TTL handling are fixed here (SPEC section
-    4). ``ttl_seconds`` turns on the TTL: while the latest result is fresh, nothing is called.
+    4), on the same index and trust rules as the hook runner (only pairs that count are looked
+    at; these classes do not sign). ``ttl_seconds`` turns on the TTL: while the latest result
+    is fresh, nothing is called.
     """
 
     def __init__(
@@ -57,8 +61,20 @@ class SyntheticToolCallInjector(MessagesTransformer):
         """False while a TTL-stamped result for this tool and these arguments is still fresh."""
         if self.ttl_seconds is None:
             return True
-        prefix = call_id_prefix(self.get_tool_name(), self.get_arguments())
-        return not is_fresh(messages, prefix, self.clock.now())
+        now = self.clock.now()
+        index = HistoryIndex(messages)
+        state = index.state(call_id_prefix(self.get_tool_name(), self.get_arguments()))
+        latest = state.latest_trusted(self._rules(messages, now), SigningKeys())
+        expiry = latest.parsed.expiry if latest is not None else None
+        return expiry is None or now >= expiry
+
+    def _rules(self, messages: Sequence[Message], now: float) -> TrustRules:
+        frequency = self.get_frequency(messages)
+        return TrustRules(
+            now=now,
+            ttl_seconds=self.ttl_seconds,
+            check_content=frequency is InjectionFrequency.APPEND_IF_CHANGED,
+        )
 
     def make_call_id(self, content: str, frequency: InjectionFrequency) -> str:
         """A fresh id; ``always`` hashes a random token instead of the content so ids differ."""
@@ -85,8 +101,20 @@ class SyntheticToolCallInjector(MessagesTransformer):
         """The history with a new pair carrying ``content``, placed by the frequency rules."""
         frequency = self.get_frequency(messages)
         pair = self.build_pair(self.make_call_id(content, frequency), content)
-        prefix = call_id_prefix(self.get_tool_name(), self.get_arguments())
-        return inject_pair(messages, pair, frequency=frequency, prefix=prefix)
+        index = HistoryIndex(messages)
+        state = index.state(call_id_prefix(self.get_tool_name(), self.get_arguments()))
+        if frequency is InjectionFrequency.ALWAYS:
+            index.decide(state, hook=0, pair=pair, placement=Placement.APPEND)
+            return index.splice()
+        latest = state.latest_trusted(self._rules(messages, self.clock.now()), SigningKeys())
+        if latest is None:
+            placement = Placement.INSERT
+        elif latest.content == pair.tool.content:
+            placement = Placement.REPLACE
+        else:
+            placement = Placement.APPEND
+        index.decide(state, hook=0, pair=pair, placement=placement, target=latest)
+        return index.splice()
 
     def build_pair(self, call_id: str, content: str) -> SyntheticPair:
         """The assistant call and the enriched tool answer for one injection."""

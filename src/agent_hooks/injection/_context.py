@@ -1,0 +1,101 @@
+"""The hook context: what a hook's JSON-e ``arguments`` and ``condition`` can read (SPEC 10).
+
+Built once per run from the history the runner received, before any hook of the run changed it.
+Messages are reduced to one plain-JSON shape, so a template never has to care whether a host sent
+text or multimodal parts, or whether a field was left out: every message has ``role``,
+``content``, ``tool_calls`` and ``tool_call_id``, null when absent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agent_hooks.config.hooks import HookEvent
+from agent_hooks.messages import Message, Role, ToolCall
+
+__all__ = ["hook_context"]
+
+
+def hook_context(
+    event: HookEvent,
+    messages: Sequence[Message],
+    *,
+    request: Mapping[str, Any] | None,
+    completion: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The context of every hook of ``event`` in one run.
+
+    ``request`` is the host's object (``{}`` when none); ``completion`` gives
+    ``iteration_count`` and ``total_tool_calls`` for ``on_completion`` (0 when not given).
+    """
+    entries = [_message_entry(message) for message in messages]
+    last_user: dict[str, Any] | None = None
+    last_assistant: dict[str, Any] | None = None
+    for message, entry in zip(reversed(messages), reversed(entries), strict=True):
+        if last_user is None and message.role == Role.USER:
+            last_user = entry
+        if last_assistant is None and message.role == Role.ASSISTANT and not message.tool_calls:
+            last_assistant = entry  # a tool-calling turn (a synthetic pair too) is no answer
+        if last_user is not None and last_assistant is not None:
+            break
+    context: dict[str, Any] = {
+        "event": event.value,
+        "messages": entries,
+        "last_user_message": last_user,
+        "last_assistant_message": last_assistant,
+        "request": dict(request or {}),
+    }
+    if event == HookEvent.ON_COMPLETION:
+        counts = completion or {}
+        context["iteration_count"] = counts.get("iteration_count") or 0
+        context["total_tool_calls"] = counts.get("total_tool_calls") or 0
+    return context
+
+
+def _message_entry(message: Message) -> dict[str, Any]:
+    tool_calls = message.tool_calls
+    return {
+        "role": message.role.value,
+        "content": _text(message.content),
+        "tool_calls": None if tool_calls is None else [_tool_call(call) for call in tool_calls],
+        "tool_call_id": message.tool_call_id,
+    }
+
+
+def _text(content: str | list[Any] | None) -> str | None:
+    """Text content as is; multimodal content as its text parts joined by newlines."""
+    if content is None or isinstance(content, str):
+        return content
+    return "\n".join(
+        part["text"]
+        for part in content
+        if isinstance(part, dict)
+        and part.get("type") == "text"
+        and isinstance(part.get("text"), str)
+    )
+
+
+def _tool_call(call: ToolCall) -> dict[str, Any]:
+    function = call.function
+    return {
+        "id": call.id,
+        "type": call.type,
+        "function": None
+        if function is None
+        else {"name": function.name, "arguments": _arguments(function.arguments)},
+    }
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    """The arguments object a model sent as JSON text; ``{}`` when it is not a JSON object."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):  # not JSON, or nested beyond what json can read
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")

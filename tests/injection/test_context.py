@@ -1,0 +1,152 @@
+"""The hook context (SPEC section 10) built from real OpenAI-format histories."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_hooks.config._templates import COMPLETION_CONTEXT, REQUEST_START_CONTEXT
+from agent_hooks.config.hooks import HookEvent
+from agent_hooks.injection._context import hook_context
+from agent_hooks.injection._templates import condition_holds, render_arguments
+from agent_hooks.messages import Message
+
+SYSTEM = {"role": "system", "content": "You are helpful."}
+SYNTHETIC_PAIR = [
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "synth_t_0a1b2c_a_3d4e5f_c_6a7b8c",
+                "type": "function",
+                "function": {"name": "memory_server_get_memories", "arguments": '{"user_id": 7}'},
+            }
+        ],
+    },
+    {
+        "role": "tool",
+        "tool_call_id": "synth_t_0a1b2c_a_3d4e5f_c_6a7b8c",
+        "content": "likes tea",
+    },
+]
+
+
+def context(
+    history: list[dict[str, Any]],
+    event: HookEvent = HookEvent.ON_REQUEST_START,
+    **options: Any,
+) -> dict[str, Any]:
+    messages = [Message.model_validate(message) for message in history]
+    options.setdefault("request", None)
+    options.setdefault("completion", None)
+    return hook_context(event, messages, **options)
+
+
+def test_every_message_has_the_four_keys_with_null_for_what_was_not_sent() -> None:
+    built = context([SYSTEM, {"role": "user", "content": "hi", "name": "ann", "x-vendor": 1}])
+    assert built["messages"] == [
+        {"role": "system", "content": "You are helpful.", "tool_calls": None, "tool_call_id": None},
+        {"role": "user", "content": "hi", "tool_calls": None, "tool_call_id": None},
+    ]
+
+
+def test_multimodal_text_parts_are_joined_with_newlines_and_images_left_out() -> None:
+    user = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "What is in this picture?"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            {"type": "text", "text": "Be brief."},
+        ],
+    }
+    built = context([SYSTEM, user])
+    assert built["last_user_message"]["content"] == "What is in this picture?\nBe brief."
+    assert render_arguments({"q": "${last_user_message.content}"}, built) == {
+        "q": "What is in this picture?\nBe brief."
+    }
+
+
+def test_a_history_without_a_user_message_has_a_null_last_user_message() -> None:
+    built = context([SYSTEM])
+    assert built["last_user_message"] is None
+    assert condition_holds("last_user_message != null", built) is False
+
+
+def test_a_synthetic_pair_at_the_end_is_not_the_last_assistant_message() -> None:
+    answer = {"role": "assistant", "content": "Tea it is."}
+    built = context([SYSTEM, {"role": "user", "content": "tea?"}, answer, *SYNTHETIC_PAIR])
+    assert built["last_assistant_message"] == {
+        "role": "assistant",
+        "content": "Tea it is.",
+        "tool_calls": None,
+        "tool_call_id": None,
+    }
+    only_pairs = context([SYSTEM, {"role": "user", "content": "tea?"}, *SYNTHETIC_PAIR])
+    assert only_pairs["last_assistant_message"] is None
+
+
+def test_tool_call_arguments_are_parsed_and_anything_but_a_json_object_becomes_empty() -> None:
+    def call(arguments: str) -> dict[str, Any]:
+        return {
+            "id": f"call_{len(arguments)}",
+            "type": "function",
+            "function": {"name": "lookup", "arguments": arguments},
+        }
+
+    assistant = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            call('{"city": "Oslo"}'),
+            call("{city: Oslo"),
+            call("[1, 2]"),
+            call('"text"'),
+            call('{"n": NaN}'),
+            call(""),
+        ],
+    }
+    built = context([{"role": "user", "content": "weather?"}, assistant])
+    parsed = [entry["function"]["arguments"] for entry in built["messages"][1]["tool_calls"]]
+    assert parsed == [{"city": "Oslo"}, {}, {}, {}, {}, {}]
+    assert built["messages"][1]["tool_calls"][0] == {
+        "id": "call_16",
+        "type": "function",
+        "function": {"name": "lookup", "arguments": {"city": "Oslo"}},
+    }
+
+
+def test_the_last_user_message_is_the_latest_one() -> None:
+    built = context(
+        [
+            {"role": "user", "content": "first"},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "second"},
+            *SYNTHETIC_PAIR,
+        ]
+    )
+    assert built["last_user_message"]["content"] == "second"
+    assert built["messages"][-1]["tool_call_id"] == "synth_t_0a1b2c_a_3d4e5f_c_6a7b8c"
+
+
+def test_request_start_context_has_exactly_its_names_and_an_empty_request_by_default() -> None:
+    built = context([SYSTEM])
+    assert tuple(built) == REQUEST_START_CONTEXT
+    assert built["event"] == "on_request_start"
+    assert built["request"] == {}
+
+
+def test_completion_context_adds_the_counts_zero_when_the_host_did_not_say() -> None:
+    built = context([SYSTEM], HookEvent.ON_COMPLETION, request={"user_id": "u7"})
+    assert tuple(built) == COMPLETION_CONTEXT
+    assert (built["iteration_count"], built["total_tool_calls"]) == (0, 0)
+    assert built["request"] == {"user_id": "u7"}
+    given = context(
+        [SYSTEM], HookEvent.ON_COMPLETION, completion={"iteration_count": 3, "total_tool_calls": 5}
+    )
+    assert (given["iteration_count"], given["total_tool_calls"]) == (3, 5)
+
+
+def test_the_context_is_plain_json_data() -> None:
+    built = context([SYSTEM, {"role": "user", "content": "hi"}, *SYNTHETIC_PAIR])
+    assert type(built["event"]) is str
+    assert all(type(entry["role"]) is str for entry in built["messages"])

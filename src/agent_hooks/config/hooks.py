@@ -131,13 +131,14 @@ class ToolCallHookConfig(_BaseHookConfig):
         default=InjectionFrequency.APPEND_IF_CHANGED, examples=["always"]
     )
     """``always`` appends a new pair on every request; ``append_if_changed`` refreshes the latest
-    pair in place while the content is unchanged and appends only new content."""
+    pair in place while the content is unchanged and appends only new content. Only for
+    ``on_request_start`` hooks."""
 
     refresh_condition: RefreshConditionConfig | None = Field(
         default=None, examples=[{"kind": "ttl", "ttl_minutes": 60}]
     )
     """When set, the tool is not called while the latest result is fresh; ``null`` calls it on
-    every request."""
+    every request. Only for ``on_request_start`` hooks whose arguments are not templated."""
 
     timeout_seconds: JsonNumber | None = Field(default=None, gt=0, examples=[5])
     """Longest time the hook may take, everything included (starting its toolset's session, the

@@ -20,6 +20,7 @@ PUBLIC = {
         "StagedBaseTool", "ToolCallResult", "ToolCallResultEnricher", "sanitize_toolname",
     },
     "agent_hooks": {"AgentHooksModule", "preview_module", "create_injector"},
+    "agent_hooks.testing": {"run_manifest"},
 }  # fmt: skip
 
 

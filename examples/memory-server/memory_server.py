@@ -1,5 +1,9 @@
 """An example MCP server: memories per user, stored in SQLite.
 
+Tools: ``get_memories(user_id)``, ``search_memories(query, user_id=None)`` and
+``add_memory(user_id, text)``: what a memory-backed assistant reads at the start of a request
+and writes after its answer (see ``examples/memory-app``).
+
 Run it over stdio (how an ``mcp`` toolset with ``"transport": "stdio"`` spawns it)::
 
     python examples/memory-server/memory_server.py
@@ -32,6 +36,9 @@ SEED_MEMORIES = (
     ("current", "Works on the agent-hooks project, in Python 3.11."),
 )
 _SCHEMA_VERSION = 1
+_MIN_SEARCH_WORD = 4
+"""Shorter words ("the", "how") match almost every memory."""
+_MAX_SEARCH_RESULTS = 5
 
 
 @contextmanager
@@ -57,7 +64,7 @@ def init_db(db_path: Path) -> None:
 
 
 def build_server(db_path: Path) -> MCPServer:
-    """The MCP server with its two tools, reading and writing ``db_path``."""
+    """The MCP server with its three tools, reading and writing ``db_path``."""
     server = MCPServer("memory-server")
 
     @server.tool()
@@ -70,6 +77,23 @@ def build_server(db_path: Path) -> MCPServer:
         if not rows:
             return f"No memories for user {user_id!r}."
         return "\n".join(f"- {text}" for (text,) in rows)
+
+    @server.tool()
+    def search_memories(query: str, user_id: str | None = None) -> str:
+        """Memories that share words with ``query`` (of one user when ``user_id`` is given),
+        best match first, at most five, one per line."""
+        words = {word.strip(".,;:!?'\"()").lower() for word in query.split()}
+        words = {word for word in words if len(word) >= _MIN_SEARCH_WORD}
+        if not words:
+            return "No search words in the query."
+        with _connect(db_path) as db:
+            sql = "SELECT text FROM memories" + (" WHERE user_id = ?" if user_id else "")
+            rows = db.execute(sql + " ORDER BY id", (user_id,) if user_id else ()).fetchall()
+        scored = [(sum(word in text.lower() for word in words), text) for (text,) in rows]
+        found = sorted((item for item in scored if item[0]), key=lambda item: -item[0])
+        if not found:
+            return "No related memories."
+        return "\n".join(f"- {text}" for _, text in found[:_MAX_SEARCH_RESULTS])
 
     @server.tool()
     def add_memory(user_id: str, text: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -111,3 +112,33 @@ def test_a_tool_needs_a_name() -> None:
 
     with pytest.raises(TypeError, match="needs a name"):
         Anonymous()
+
+
+class Recorder(StagedBaseTool):
+    name = "recorder"
+
+    async def execute(self, arguments: Mapping[str, Any]) -> str:
+        return json.dumps(dict(arguments), sort_keys=True)
+
+
+async def test_arguments_of_any_name_reach_the_tool() -> None:
+    arguments = {"tool_call_id": "mine", "stage_level": "also mine", "arguments": 1}
+    result = await Recorder().invoke("call_1", arguments, stage_level=StageLevel.HIDDEN)
+    assert json.loads(result.content or "") == arguments
+    assert result.tool_call_id == "call_1"
+
+
+class LegacyOverride(StagedBaseTool):
+    """A host subclass written against 0.1: ``arun`` overridden with keyword arguments."""
+
+    name = "legacy"
+
+    async def arun(
+        self, tool_call_id: str, *, stage_level: StageLevel = StageLevel.VISIBLE, **arguments: Any
+    ) -> ToolCallResult:
+        return ToolCallResult(tool_call_id=tool_call_id, content=f"{stage_level}:{arguments}")
+
+
+async def test_an_old_shape_arun_override_is_still_called_with_keyword_arguments() -> None:
+    result = await LegacyOverride().invoke("c", {"q": "x"}, stage_level=StageLevel.HIDDEN)
+    assert result.content == "hidden:{'q': 'x'}"

@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agent_hooks.messages import Message, Role
 
@@ -56,3 +58,65 @@ def test_custom_tool_calls_are_kept_as_sent() -> None:
 
 def test_roles_are_an_enum_of_openai_roles() -> None:
     assert Message.model_validate({"role": "tool", "content": "x"}).role is Role.TOOL
+
+
+def test_keys_come_out_in_the_order_they_came_in() -> None:
+    raw = {
+        "x_vendor": 1,
+        "content": "hi",
+        "name": "ann",
+        "role": "user",
+    }
+    message = Message.model_validate(raw)
+    assert list(message.to_openai()) == list(raw)
+    assert list(json.loads(message.model_dump_json())) == list(raw)
+
+
+def test_nested_tool_calls_keep_their_key_order() -> None:
+    raw = {
+        "tool_calls": [
+            {"function": {"arguments": "{}", "name": "search"}, "index": 0, "id": "c1"},
+        ],
+        "role": "assistant",
+    }
+    dumped = Message.model_validate(raw).to_openai()
+    assert json.dumps(dumped) == json.dumps(raw)
+
+
+def test_fields_set_by_a_copy_come_after_the_sent_ones() -> None:
+    message = Message.model_validate({"content": "x", "role": "tool"})
+    copied = message.model_copy(update={"tool_call_id": "c1"})
+    assert list(copied.to_openai()) == ["content", "role", "tool_call_id"]
+
+
+def test_key_order_does_not_change_equality() -> None:
+    one = Message.model_validate({"role": "user", "content": "hi", "x": 1})
+    other = Message.model_validate({"x": 1, "content": "hi", "role": "user"})
+    assert one == other
+    assert hash(one) == hash(other)
+
+
+_JSON_SCALARS = st.none() | st.booleans() | st.integers() | st.text(max_size=5)
+_KNOWN = {
+    "role": st.sampled_from([role.value for role in Role]),
+    "content": st.none() | st.text(max_size=5),
+    "name": st.text(max_size=5),
+    "tool_call_id": st.text(max_size=5),
+}
+
+
+@st.composite
+def _raw_messages(draw: st.DrawFn) -> dict[str, Any]:
+    known = {key: draw(strategy) for key, strategy in _KNOWN.items() if draw(st.booleans())}
+    known["role"] = draw(_KNOWN["role"])
+    extra_keys = st.text(min_size=1, max_size=6).filter(lambda key: key not in Message.model_fields)
+    extra = draw(st.dictionaries(extra_keys, _JSON_SCALARS, max_size=3))
+    items = list({**known, **extra}.items())
+    return dict(draw(st.permutations(items)))
+
+
+@given(_raw_messages())
+def test_any_untouched_message_dumps_exactly_as_it_came_in(raw: dict[str, Any]) -> None:
+    message = Message.model_validate(raw)
+    assert json.dumps(message.to_openai()) == json.dumps(raw)
+    assert json.loads(message.model_dump_json()) == raw

@@ -6,7 +6,9 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from functools import cache
+from typing import Any
 
+import anyio
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -14,9 +16,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from agent_hooks import HookOutcome, HookRunRecord
+from agent_hooks import HookFailedError, HookOutcome, HookRunRecord
 from agent_hooks._telemetry import record_hook_span, run_span
 from agent_hooks.config import HookEvent
+from agent_hooks.testing import ToolAnswer, run_manifest
 
 OUTCOMES = [
     "injected",
@@ -185,3 +188,144 @@ print(sorted(span.name for span in memory.get_finished_spans()))
     )
     assert done.stdout.strip() == "['agent_hooks.hook', 'agent_hooks.run']"
     assert done.stderr == ""
+
+
+# Through the runner: every outcome, and no argument, content or user text in any span.
+
+SECRETS = ("SECRET-ARG", "SECRET-CONTENT", "SECRET-USER-TEXT", "SECRET-REQUEST", "SECRET-BODY")
+
+
+def runner_manifest(*, on_error: str = "skip") -> dict[str, Any]:
+    def hook(name: str, tool: str, **fields: Any) -> dict[str, Any]:
+        base = {"kind": "tool_call", "event": "on_request_start", "name": name, "tool_name": tool}
+        return {**base, **fields}
+
+    return {
+        "toolsets": [{"type": "internal", "name": "clock", "tools": ["current_time"]}],
+        "hooks": [
+            hook("recall", "recall", arguments={"q": "SECRET-ARG", "who": "${request.user}"}),
+            hook("gated", "recall", condition="request.user == 'nobody'"),
+            hook("broken", "broken", on_error=on_error),
+            hook("slow", "slow", timeout_seconds=0.2),
+            hook("clock", "current_time", refresh_condition={"kind": "ttl", "ttl_minutes": 5}),
+            {**hook("after", "recall"), "event": "on_completion"},
+        ],
+    }
+
+
+def broken(arguments: dict[str, Any]) -> str:
+    raise RuntimeError("server said: SECRET-BODY")
+
+
+async def slow(arguments: dict[str, Any]) -> str:
+    await anyio.sleep_forever()
+    raise AssertionError("unreachable")
+
+
+TOOLS: dict[str, ToolAnswer] = {"recall": "SECRET-CONTENT", "broken": broken, "slow": slow}
+HISTORY = [{"role": "user", "content": "SECRET-USER-TEXT"}]
+REQUEST = {"user": "SECRET-REQUEST"}
+
+
+async def run_twice_and_complete() -> None:
+    first = await run_manifest(runner_manifest(), HISTORY, tools=TOOLS, request=REQUEST, now=1e9)
+    await run_manifest(runner_manifest(), first.messages, tools=TOOLS, request=REQUEST, now=1e9)
+    await run_manifest(runner_manifest(), HISTORY, tools=TOOLS, event="on_completion")
+
+
+def outcomes_by_run(memory: InMemorySpanExporter) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Each run span's event, with its children's (hook, outcome), in the order they ended."""
+    runs = named(memory, "agent_hooks.run")
+    hooks = named(memory, "agent_hooks.hook")
+    found = []
+    for run in runs:
+        assert run.context is not None
+        assert run.attributes is not None
+        children = [
+            (str(span.attributes["agent_hooks.hook"]), str(span.attributes["agent_hooks.outcome"]))
+            for span in hooks
+            if span.parent is not None
+            and span.parent.span_id == run.context.span_id
+            and span.attributes is not None
+        ]
+        found.append((str(run.attributes["agent_hooks.event"]), children))
+    return found
+
+
+async def test_each_run_has_one_span_with_one_child_per_hook_and_its_outcome(
+    spans: InMemorySpanExporter,
+) -> None:
+    await run_twice_and_complete()
+
+    assert outcomes_by_run(spans) == [
+        (
+            "on_request_start",
+            [
+                ("recall", "injected"),
+                ("gated", "skipped_condition"),
+                ("broken", "skipped_error"),
+                ("slow", "timed_out"),
+                ("clock", "injected"),
+            ],
+        ),
+        (
+            "on_request_start",
+            [
+                ("recall", "replaced"),
+                ("gated", "skipped_condition"),
+                ("broken", "skipped_error"),
+                ("slow", "timed_out"),
+                ("clock", "skipped_fresh"),
+            ],
+        ),
+        ("on_completion", [("after", "completed")]),
+    ]
+    assert len(named(spans, "agent_hooks.hook")) == 11
+
+
+async def test_hook_spans_through_the_runner_carry_the_record_and_error_status(
+    spans: InMemorySpanExporter,
+) -> None:
+    await run_manifest(runner_manifest(), HISTORY, tools=TOOLS, request=REQUEST, now=1e9)
+
+    by_hook = {
+        span.attributes["agent_hooks.hook"]: span
+        for span in named(spans, "agent_hooks.hook")
+        if span.attributes is not None
+    }
+    recall = by_hook["recall"]
+    assert recall.attributes is not None
+    assert recall.attributes["agent_hooks.tool"] == "recall"
+    assert isinstance(recall.attributes["agent_hooks.latency_ms"], float)
+    assert {hook: span.status.status_code for hook, span in by_hook.items()} == {
+        "recall": StatusCode.UNSET,
+        "gated": StatusCode.UNSET,
+        "broken": StatusCode.ERROR,
+        "slow": StatusCode.ERROR,
+        "clock": StatusCode.UNSET,
+    }
+    [run] = named(spans, "agent_hooks.run")
+    assert run.status.status_code == StatusCode.UNSET
+
+
+async def test_no_argument_content_request_or_user_text_reaches_any_span(
+    spans: InMemorySpanExporter,
+) -> None:
+    await run_twice_and_complete()
+
+    for span in spans.get_finished_spans():
+        texts = [str(span.attributes), span.status.description or "", span.name]
+        texts += [f"{event.name} {event.attributes}" for event in span.events]
+        leaked = [secret for secret in SECRETS for text in texts if secret in text]
+        assert leaked == [], f"{span.name} shows {leaked}"
+
+
+async def test_a_hook_failing_the_run_marks_the_run_span_as_an_error(
+    spans: InMemorySpanExporter,
+) -> None:
+    with pytest.raises(HookFailedError):
+        await run_manifest(runner_manifest(on_error="fail"), HISTORY, tools=TOOLS, now=1e9)
+
+    [run] = named(spans, "agent_hooks.run")
+    assert run.status.status_code == StatusCode.ERROR
+    assert "SECRET" not in (run.status.description or "")

@@ -14,6 +14,7 @@ from agent_hooks._scrub import (
     register_secret,
     register_url,
     scrub,
+    scrub_http_library_logs,
     scrubbing_filter,
 )
 
@@ -132,3 +133,16 @@ def test_installing_covers_child_loggers_through_the_handlers_they_reach(
         caplog.handler.removeFilter(scrubbing_filter())
     assert secret not in caplog.text
     assert "token ***" in caplog.text
+
+
+def test_the_http_libraries_records_are_scrubbed_whatever_handler_receives_them(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    secret = _unique()
+    register_url(f"http://user:{secret}@127.0.0.1/")
+    scrub_http_library_logs()
+    with caplog.at_level(logging.DEBUG):
+        logging.getLogger("httpx").info("HTTP Request: GET http://user:%s@127.0.0.1/", secret)
+        logging.getLogger("httpcore2.http11").debug("headers %r", [(b"x", secret.encode())])
+    assert secret not in caplog.text
+    assert "GET http://***@127.0.0.1/" in caplog.text

@@ -38,6 +38,7 @@ __all__ = [
     "register_secret",
     "register_url",
     "scrub",
+    "scrub_http_library_logs",
     "scrubbing_filter",
 ]
 
@@ -51,6 +52,15 @@ MIN_PART_CHARS = 8
 
 _SECRET_QUERY_KEY = re.compile(r"token|key|secret|passw|pwd|sig|auth|credential", re.IGNORECASE)
 """Query parameters whose values are credentials (``api_key``, ``access_token``, ``sig``, ...)."""
+
+_HTTP_LIBRARY_LOGGERS = tuple(
+    f"{package}{suffix}"
+    for package in ("httpx", "httpcore", "httpx2", "httpcore2")
+    for suffix in ("", ".connection", ".http11", ".http2", ".proxy", ".socks")
+)
+"""Where httpx and httpcore (and the ``httpx2`` fork the MCP SDK uses) log: module loggers that
+may quote a URL or a response header. A filter on a logger sees only records logged on it by
+name, so each is listed."""
 
 _lock = threading.Lock()
 _secrets: set[str] = set()
@@ -161,3 +171,10 @@ def install_scrubbing(logger: logging.Logger) -> None:
         for handler in current.handlers:
             handler.addFilter(_FILTER)
         current = current.parent if current.propagate else None
+
+
+def scrub_http_library_logs() -> None:
+    """Scrub every record the HTTP libraries log (URLs with credentials, echoed headers), whatever
+    handler the host configured. Idempotent and cheap: HTTP toolsets call it when built."""
+    for name in _HTTP_LIBRARY_LOGGERS:
+        logging.getLogger(name).addFilter(_FILTER)

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from agent_hooks._scrub import scrub, scrubbing_filter
+from agent_hooks._scrub import scrub, scrub_http_library_logs, scrubbing_filter
 from agent_hooks.errors import ToolError, ToolTimeoutError, UsageError
 from agent_hooks.tools import StagedBaseTool
 from agent_hooks.tools._call_context import current_call_context
@@ -42,18 +42,6 @@ _EXCERPT_CHARS = 200
 
 _CROSS_LOOP_CLOSE_SECONDS = 5.0
 """Longest wait for another thread's event loop to close the client it owns."""
-
-_LIBRARY_LOGGERS = (
-    "httpx",
-    "httpcore.connection",
-    "httpcore.http11",
-    "httpcore.http2",
-    "httpcore.proxy",
-    "httpcore.socks",
-    __name__,
-)
-"""Loggers that may quote a URL or a header we sent; a filter on a logger sees only the records
-logged on it by name, hence every module logger httpx and httpcore use."""
 
 
 @dataclass(frozen=True)
@@ -94,8 +82,8 @@ class ToolHttpClient:
         )
         self._lock = threading.Lock()  # the loops of several threads share the dictionary
         self._closed = False
-        for name in _LIBRARY_LOGGERS:
-            logging.getLogger(name).addFilter(scrubbing_filter())
+        scrub_http_library_logs()
+        logger.addFilter(scrubbing_filter())
 
     async def send(
         self,

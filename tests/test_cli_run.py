@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agent_hooks.cli import main
+from tests.servers.processes import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 TIME_APP = REPO / "examples" / "time-app"
@@ -155,3 +156,190 @@ def test_a_reader_closing_the_pipe_early_gets_no_traceback(tmp_path: Path) -> No
     process.stderr.close()
     assert process.wait(timeout=60) == 1
     assert "Traceback" not in stderr
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data))
+    return path
+
+
+CLOCK = {"type": "internal", "name": "clock", "tools": ["current_time"]}
+CLOCK_HOOK = {"kind": "tool_call", "event": "on_request_start", "tool_name": "current_time"}
+HISTORY = [{"role": "user", "content": "hi"}]
+
+
+def refused_rest_toolset() -> dict[str, Any]:
+    """A REST toolset whose server is not listening: every call fails at once."""
+    return {
+        "type": "rest-api",
+        "name": "down",
+        "base_url": f"http://127.0.0.1:{free_port()}",
+        "tools": [{"name": "ping", "path": "/ping"}],
+    }
+
+
+def down_hook(name: str, **extra: Any) -> dict[str, Any]:
+    return {**CLOCK_HOOK, "name": name, "toolset_name": "down", "tool_name": "ping", **extra}
+
+
+def explain_rows(err: str) -> list[list[str]]:
+    """The ``--explain`` table: the header row, then one split row per hook."""
+    lines = err.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["HOOK", "TOOL"])
+    return [line.split() for line in lines[start:]]
+
+
+@pytest.mark.usefixtures("preview_on")
+def test_the_request_object_reaches_the_hooks_templates(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    hook = {**CLOCK_HOOK, "name": "for-u7", "condition": "request.user_id == 'u7'"}
+    manifest = write_json(tmp_path / "m.json", {"toolsets": [CLOCK], "hooks": [hook]})
+    history = write_json(tmp_path / "h.json", HISTORY)
+    argv = ["run", str(manifest), "--messages", str(history), "--explain"]
+
+    code, matching, err = run_cli(capsys, *argv, "--request", '{"user_id": "u7"}')
+    assert code == 0
+    assert len(matching) == 3
+    assert explain_rows(err)[1][:3] == ["for-u7", "current_time", "injected"]
+
+    code, other, err = run_cli(capsys, *argv, "--request", '{"user_id": "u8"}')
+    assert (code, other) == (0, HISTORY)
+    assert explain_rows(err)[1][:3] == ["for-u7", "current_time", "skipped_condition"]
+
+
+@pytest.mark.usefixtures("preview_on")
+def test_on_completion_runs_its_hooks_and_prints_the_history_unchanged(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    counters = "iteration_count == 0 && total_tool_calls == 0"
+    hooks = [
+        {**CLOCK_HOOK, "name": "at-start"},
+        {**CLOCK_HOOK, "event": "on_completion", "name": "at-end", "condition": counters},
+    ]
+    manifest = write_json(tmp_path / "m.json", {"toolsets": [CLOCK], "hooks": hooks})
+    history = tmp_path / "h.json"
+    history.write_text('[{"content": "hi", "role": "user"}]')
+
+    code = main(["run", str(manifest), "--messages", str(history), "--event", "on_completion",
+                 "--explain"])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0
+    assert json.dumps(json.loads(captured.out)) == history.read_text()
+    (row,) = explain_rows(captured.err)[1:]
+    assert row[:3] == ["at-end", "current_time", "completed"]
+
+
+@pytest.mark.usefixtures("preview_on")
+def test_a_failing_hook_is_skipped_and_the_exit_code_stays_0(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    manifest = {"toolsets": [refused_rest_toolset()], "hooks": [down_hook("ping")]}
+    manifest_path = write_json(tmp_path / "m.json", manifest)
+    history = write_json(tmp_path / "h.json", HISTORY)
+    code, output, err = run_cli(
+        capsys, "run", str(manifest_path), "--messages", str(history), "--explain"
+    )
+    assert (code, output) == (0, HISTORY)
+    assert explain_rows(err)[1][:3] == ["ping", "down_ping", "skipped_error"]
+
+
+@pytest.mark.usefixtures("preview_on")
+def test_a_failed_on_error_fail_hook_exits_3_with_one_line_per_failed_hook(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    hooks = [
+        down_hook("first", on_error="fail"),
+        {**CLOCK_HOOK, "name": "fine"},
+        down_hook("tolerated"),
+        down_hook("second", on_error="fail", arguments={"n": 2}),
+    ]
+    manifest = write_json(
+        tmp_path / "m.json", {"toolsets": [refused_rest_toolset(), CLOCK], "hooks": hooks}
+    )
+    history = write_json(tmp_path / "h.json", HISTORY)
+
+    code = main(["run", str(manifest), "--messages", str(history), "--explain"])
+    captured = capsys.readouterr()
+    assert code == 3
+    assert captured.out == ""
+    errors = [line for line in captured.err.splitlines() if line.startswith("error: ")]
+    assert [line.split(" failed: ")[0] for line in errors] == [
+        "error: hook 'first'",
+        "error: hook 'second'",
+    ]
+    assert all(len(line.split(" failed: ")[1]) > 0 for line in errors)
+    rows = explain_rows(captured.err)
+    assert [row[:3] for row in rows[1:5]] == [
+        ["first", "down_ping", "skipped_error"],
+        ["fine", "current_time", "injected"],
+        ["tolerated", "down_ping", "skipped_error"],
+        ["second", "down_ping", "skipped_error"],
+    ]
+
+
+@pytest.mark.usefixtures("preview_on")
+def test_explain_names_unnamed_hooks_by_their_place_in_the_manifest(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    hooks = [CLOCK_HOOK, {**CLOCK_HOOK, "arguments": {"zone": "utc"}}]
+    manifest = write_json(tmp_path / "m.json", {"toolsets": [CLOCK], "hooks": hooks})
+    history = write_json(tmp_path / "h.json", HISTORY)
+    code, _, err = run_cli(capsys, "run", str(manifest), "--messages", str(history), "--explain")
+    rows = explain_rows(err)
+    assert code == 0
+    assert rows[0] == ["HOOK", "TOOL", "OUTCOME", "LATENCY", "REASON"]
+    assert [row[0] for row in rows[1:]] == ["hooks[0]", "hooks[1]"]
+
+
+@pytest.mark.usefixtures("preview_off")
+def test_messages_the_hooks_do_not_touch_come_out_with_their_keys_in_order(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    text = json.dumps(
+        [
+            {"content": "be brief", "role": "system"},
+            {"x_trace": {"b": 1, "a": 2}, "content": "hi", "role": "user", "name": "ann"},
+            {"tool_calls": [{"function": {"arguments": "{}", "name": "f"}, "type": "function",
+                             "id": "c1"}], "content": None, "role": "assistant"},
+        ]
+    )  # fmt: skip
+    history = tmp_path / "h.json"
+    history.write_text(text)
+    code = main(["run", str(TIME_APP / "manifest.json"), "--messages", str(history)])
+    assert code == 0
+    assert json.dumps(json.loads(capsys.readouterr().out)) == text
+
+
+@pytest.mark.parametrize("now", ["0", "10000000000", "1900000000.5"])
+def test_now_accepts_unix_seconds_from_0_to_10_to_the_10(
+    capsys: pytest.CaptureFixture[str], now: str
+) -> None:
+    code, _, _ = run_time_app(capsys, "--now", now)
+    assert code == 0
+
+
+@pytest.mark.parametrize("now", ["10000000001", "1e11", "-1", "nan", "inf", "soon", ""])
+def test_now_outside_0_to_10_to_the_10_exits_2_with_one_line(
+    capsys: pytest.CaptureFixture[str], now: str
+) -> None:
+    code, out, err = run_time_app(capsys, "--now", now)
+    assert (code, out) == (2, "")
+    assert err.startswith("--now: ")
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("request_text", ['["u7"]', '"u7"', "null", "{", '{"a": NaN}'])
+def test_a_request_that_is_not_a_json_object_exits_2_with_one_line(
+    capsys: pytest.CaptureFixture[str], request_text: str
+) -> None:
+    code, out, err = run_time_app(capsys, "--request", request_text)
+    assert (code, out) == (2, "")
+    assert err.startswith("--request: ")
+    assert len(err.splitlines()) == 1
+
+
+def test_an_unknown_event_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_time_app(capsys, "--event", "on_request_end")
+    assert (code, out) == (2, "")
+    assert "on_request_start" in err

@@ -1,7 +1,8 @@
-"""The ``agent-hooks`` command: validate a manifest, print its schema, run its hooks.
+"""The ``agent-hooks`` command: validate a manifest, print its schema, run its hooks, serve them.
 
 A thin shell over the public API: :func:`main` parses ``argv``, and :func:`_run_command` is the one
-place that maps exceptions to messages and exit codes. No traceback reaches the user.
+place that maps exceptions to messages and exit codes. No traceback reaches the user, and every
+log line (ours and the libraries' underneath) is one scrubbed line on stderr.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import logging
 import math
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -22,25 +23,36 @@ from injector import Module
 from pydantic import TypeAdapter, ValidationError
 
 from agent_hooks._connect import connection_issues
+from agent_hooks._scrub import scrub, scrubbing_filter
 from agent_hooks.app_factory import ClockModule, open_app
 from agent_hooks.clock import FixedClock
-from agent_hooks.config import ApplicationConfig, FeatureSettings
-from agent_hooks.config._diagnostics import issues_from_validation_error
+from agent_hooks.config import ApplicationConfig, FeatureSettings, HookEvent
+from agent_hooks.config._diagnostics import clip, issues_from_validation_error
 from agent_hooks.config._jsontext import parse_json_text
 from agent_hooks.config._references import reference_warnings
-from agent_hooks.errors import AgentHooksError, ConfigError, ConfigIssue
-from agent_hooks.injection import MessagesTransformer
+from agent_hooks.errors import AgentHooksError, ConfigError, ConfigIssue, HookFailedError
 from agent_hooks.messages import Message
+from agent_hooks.runtime import HookRun, HookRunner, HookRunRecord
 
 __all__ = ["main"]
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_INVALID = 2
+EXIT_HOOK_FAILED = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
+
+MAX_LISTED_ERRORS = 50
+"""Error listings stop after this many lines, then say how many more there were."""
+DEFAULT_MAX_MESSAGES = 100_000
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+MAX_NOW_SECONDS = 10**10
 
 logger = logging.getLogger("agent_hooks.cli")
 
 _MESSAGES = TypeAdapter(list[Message])
+_LOG_LEVELS = (logging.WARNING, logging.INFO, logging.DEBUG)
+"""Log level by the number of ``-v`` flags."""
 
 
 class _UserInputError(Exception):
@@ -53,41 +65,67 @@ class _UserInputError(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI and return its exit code (0 ok, 2 invalid input, 1 unexpected failure)."""
+    """Run the CLI and return its exit code.
+
+    0 ok, 1 unexpected failure, 2 invalid input, 3 a hook with ``on_error: fail`` failed,
+    130 interrupted (Ctrl-C).
+    """
     parser = _parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse reports usage errors by exiting
         return exc.code if isinstance(exc.code, int) else EXIT_INVALID
-    with _stderr_logging(logging.INFO if args.verbose else logging.WARNING):
+    verbosity = min(args.verbose + args.verbose_after, len(_LOG_LEVELS) - 1)
+    with _stderr_logging(_LOG_LEVELS[verbosity]):
         return _run_command(args)
+
+
+class _OneLineFormatter(logging.Formatter):
+    """One line per record, however it was logged: an exception is added to the line as
+    ``ExcType: message`` instead of a traceback, stacks are left out, and line breaks inside a
+    message become spaces. The line is scrubbed again, because exception text is not part of what
+    the scrubbing filter rewrites unless it rendered a traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = f"{record.levelname} {record.name}: {record.getMessage()}"
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None:
+            line = f"{line}: {type(exc).__name__}: {exc}"
+        return scrub(" ".join(line.splitlines()))
 
 
 @contextmanager
 def _stderr_logging(level: int) -> Iterator[None]:
-    """Send the package's logs to stderr for one command, then put the logger back as it was.
+    """Send every log record at ``level`` or above to stderr for one command, then put the
+    logging configuration back as it was (:func:`main` also runs in-process: tests, a host's own
+    tooling).
 
-    Only the ``agent_hooks`` logger is touched, never the root logger, so calling :func:`main`
-    in-process (tests, a host's own tooling) leaves the caller's logging configuration alone.
+    The handler sits on the root logger, so the libraries underneath (the MCP SDK, httpx, anyio,
+    uvicorn) print through it too: same format, same scrubbing.
     """
-    package_logger = logging.getLogger("agent_hooks")
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    previous_level = package_logger.level
-    package_logger.addHandler(handler)
-    package_logger.setLevel(level)
+    handler.setFormatter(_OneLineFormatter())
+    handler.addFilter(scrubbing_filter())
+    touched = [logging.getLogger(), logging.getLogger("agent_hooks")]
+    previous_levels = [each.level for each in touched]
+    touched[0].addHandler(handler)
+    for each in touched:
+        each.setLevel(level)
     try:
         yield
     finally:
-        package_logger.removeHandler(handler)
-        package_logger.setLevel(previous_level)
+        touched[0].removeHandler(handler)
+        for each, previous in zip(touched, previous_levels, strict=True):
+            each.setLevel(previous)
 
 
 def _parser() -> argparse.ArgumentParser:
+    from agent_hooks.serve import add_serve_parser  # its server stack loads only when it runs
+
     parser = argparse.ArgumentParser(
         prog="agent-hooks", description="Config-driven synthetic tool-call injection."
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log every hook decision")
+    _add_verbosity(parser, dest="verbose")
     commands = parser.add_subparsers(dest="command", required=True)
 
     validate = commands.add_parser("validate", help="check a manifest; exit 0 or 2")
@@ -98,62 +136,131 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser("schema", help="print the manifest JSON schema")
 
-    run = commands.add_parser("run", help="apply the request-start hooks to a history")
+    run = commands.add_parser("run", help="run the hooks of one event on a history")
     run.add_argument("manifest", type=Path)
     run.add_argument(
         "--messages", required=True, help="JSON array of OpenAI messages; '-' reads stdin"
     )
     run.add_argument(
-        "--now",
-        type=_unix_seconds,
-        default=None,
-        metavar="UNIX_SECONDS",
-        help="the app clock's time",
+        "--now", metavar="UNIX_SECONDS", help="the app clock's time (TTLs, current_time)"
     )
+    run.add_argument("--request", metavar="JSON", help="the host's request context, a JSON object")
+    run.add_argument(
+        "--event",
+        choices=[event.value for event in HookEvent],
+        default=HookEvent.ON_REQUEST_START.value,
+        help="which hooks run (default: on_request_start)",
+    )
+    run.add_argument("--explain", action="store_true", help="print what each hook did on stderr")
+    run.add_argument(
+        "--max-messages",
+        type=_positive_int,
+        default=DEFAULT_MAX_MESSAGES,
+        metavar="N",
+        help=f"refuse longer histories (default {DEFAULT_MAX_MESSAGES})",
+    )
+    run.add_argument(
+        "--max-bytes",
+        type=_positive_int,
+        default=DEFAULT_MAX_BYTES,
+        metavar="N",
+        help=f"refuse larger messages files (default {DEFAULT_MAX_BYTES}, 64 MiB)",
+    )
+
+    add_serve_parser(commands)
+    for command in commands.choices.values():
+        _add_verbosity(command, dest="verbose_after")
     return parser
 
 
-def _unix_seconds(text: str) -> float:
-    """``--now``: finite, non-negative seconds since 1970 (argparse reports anything else)."""
+def _add_verbosity(parser: argparse.ArgumentParser, *, dest: str) -> None:
+    """``-v`` before or after the subcommand; the two counts add up (``dest`` keeps them apart,
+    or the subcommand's default would overwrite the count given before it)."""
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        dest=dest,
+        help="-v logs every hook decision (INFO), -vv everything (DEBUG)",
+    )
+
+
+def _positive_int(text: str) -> int:
     try:
-        value = float(text)
+        value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be finite Unix seconds >= 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"not an integer: {clip(repr(text))}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
 def _run_command(args: argparse.Namespace) -> int:
     try:
+        FeatureSettings()  # a bad ENABLE_PREVIEW_FEATURES is named here, not deep in validation
         if args.command == "validate":
             return _validate(args.manifest, connect=args.connect)
         if args.command == "schema":
             return _schema()
-        return _run(args.manifest, args.messages, now=args.now)
+        if args.command == "serve":
+            from agent_hooks.serve import run_serve
+
+            return run_serve(args)
+        return _run(args)
     except ConfigError as exc:
-        _print_issues(exc.issues, sys.stderr)
+        _print_listing([str(issue) for issue in exc.issues], sys.stderr)
         return EXIT_INVALID
     except _UserInputError as exc:
-        _print_issues(exc.issues, sys.stdout if exc.stream == "stdout" else sys.stderr)
+        stream = sys.stdout if exc.stream == "stdout" else sys.stderr
+        _print_listing([str(issue) for issue in exc.issues], stream)
         return EXIT_INVALID
+    except HookFailedError as exc:
+        failures = [f"error: hook '{f.hook}' failed: {f.reason or f.outcome}" for f in exc.failures]
+        _print_listing(failures, sys.stderr)
+        return EXIT_HOOK_FAILED
     except AgentHooksError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INTERNAL
+    except ValidationError as exc:
+        if exc.title != FeatureSettings.__name__:
+            return _unexpected(exc)
+        _print_listing([str(issue) for issue in _settings_issues(exc)], sys.stderr)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader of our stdout went away (``| head``): nothing left to tell it. Point stdout
         # at devnull so the interpreter's final flush does not fail a second time.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_INTERNAL
     except Exception as exc:  # the last line of defence: never a traceback
-        logger.debug("unexpected failure", exc_info=True)
-        print(f"error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_INTERNAL
+        return _unexpected(exc)
 
 
-def _print_issues(issues: Sequence[ConfigIssue], stream: TextIO) -> None:
-    for issue in issues:
-        print(issue, file=stream)
+def _unexpected(exc: Exception) -> int:
+    logger.debug("unexpected failure", exc_info=True)
+    print(f"error: unexpected {type(exc).__name__}: {scrub(str(exc))}", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def _settings_issues(exc: ValidationError) -> list[ConfigIssue]:
+    """pydantic-settings names the field; the user wrote an environment variable."""
+    return [
+        ConfigIssue(
+            str(error["loc"][0]).upper(),
+            f"must be true or false (or 1/0, yes/no, on/off), got {clip(repr(error['input']))}",
+        )
+        for error in exc.errors(include_url=False)
+    ]
+
+
+def _print_listing(lines: Sequence[str], stream: TextIO) -> None:
+    for line in lines[:MAX_LISTED_ERRORS]:
+        print(line, file=stream)
+    if len(lines) > MAX_LISTED_ERRORS:
+        print(f"... and {len(lines) - MAX_LISTED_ERRORS} more", file=stream)
 
 
 def _validate(manifest: Path, *, connect: bool) -> int:
@@ -185,43 +292,129 @@ def _schema() -> int:
     return EXIT_OK
 
 
-def _run(manifest: Path, messages_source: str, *, now: float | None) -> int:
-    # With preview off, loading warns that the hooks are ignored: the history comes back unchanged.
-    config = ApplicationConfig.from_file(manifest)
-    messages = _load_messages(messages_source)
+def _run(args: argparse.Namespace) -> int:
+    """Inputs are checked cheapest first; the manifest's hooks are dropped with a warning while
+    preview features are off, so the history comes back unchanged."""
+    now = _parse_now(args.now)
+    request = _parse_request(args.request)
+    event = HookEvent(args.event)
+    config = ApplicationConfig.from_file(args.manifest)
+    messages = _load_messages(args.messages, max_bytes=args.max_bytes, limit=args.max_messages)
     modules: list[Module] = [ClockModule(FixedClock(now))] if now is not None else []
-    result = asyncio.run(_apply_hooks(config, messages, modules))
+    try:
+        run = asyncio.run(_run_hooks(config, modules, event, messages, request))
+    except HookFailedError as exc:
+        if args.explain:
+            _explain(exc.run.records)
+        raise
+    if args.explain:
+        _explain(run.records)
+    # on_completion hooks never change the history: print it as it came in.
+    result = run.messages if event is HookEvent.ON_REQUEST_START else messages
     json.dump([message.to_openai() for message in result], sys.stdout, indent=2)
     sys.stdout.write("\n")
     return EXIT_OK
 
 
-async def _apply_hooks(
-    config: ApplicationConfig, messages: list[Message], modules: list[Module]
-) -> list[Message]:
+async def _run_hooks(
+    config: ApplicationConfig,
+    modules: Sequence[Module],
+    event: HookEvent,
+    messages: list[Message],
+    request: Mapping[str, Any] | None,
+) -> HookRun:
+    """One run in a fresh app, closed afterwards (also when Ctrl-C cancels the run: the close
+    is bounded, so the command still ends promptly)."""
+    completion = {"iteration_count": 0, "total_tool_calls": 0}
     async with open_app(config, modules) as injector:
-        for transformer in injector.get(list[MessagesTransformer]):
-            messages = await transformer.transform(messages)
-    return messages
+        return await injector.get(HookRunner).run(
+            event,
+            messages,
+            request=request,
+            completion=completion if event is HookEvent.ON_COMPLETION else None,
+        )
 
 
-def _load_messages(source: str) -> list[Message]:
+def _explain(records: Sequence[HookRunRecord]) -> None:
+    """A table on stderr: one row per hook, in manifest order, its name first."""
+    rows = [("HOOK", "TOOL", "OUTCOME", "LATENCY", "REASON")]
+    for record in records:
+        latency = f"{record.latency_ms:.1f}ms"
+        reason = record.reason or "-"
+        rows.append((record.hook, record.tool, str(record.outcome), latency, reason))
+    widths = [max(len(row[column]) for row in rows) for column in range(4)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        print("  ".join([*cells, row[4]]).rstrip(), file=sys.stderr)
+
+
+def _parse_now(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= MAX_NOW_SECONDS:  # also rejects nan
+        message = f"must be Unix seconds from 0 to {MAX_NOW_SECONDS}, got {clip(repr(text))}"
+        raise _UserInputError([ConfigIssue("--now", message)])
+    return value
+
+
+def _parse_request(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        data = parse_json_text(text, source="--request")
+    except ConfigError as exc:
+        raise _UserInputError([ConfigIssue("--request", i.message) for i in exc.issues]) from exc
+    if not isinstance(data, dict):
+        got = clip(json.dumps(data))
+        raise _UserInputError([ConfigIssue("--request", f"must be a JSON object, got {got}")])
+    return data
+
+
+def _load_messages(source: str, *, max_bytes: int, limit: int) -> list[Message]:
+    """The history to run on, refused before validation when it is over the limits.
+
+    Raises:
+        _UserInputError: the file cannot be read, is too large, is not JSON, has too many
+            messages, or a message is not an OpenAI message (one line per problem).
+    """
     where = "stdin" if source == "-" else source
+    raw = _read_at_most(source, max_bytes + 1)
+    if len(raw) > max_bytes:
+        message = f"{where} is larger than {max_bytes} bytes; --max-bytes raises the limit"
+        raise _UserInputError([ConfigIssue("$", message)])
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _UserInputError(
-            [ConfigIssue("$", f"cannot read messages from {where}: {exc}")]
-        ) from exc
-    try:
-        data: Any = parse_json_text(text, source=where)
+        data: Any = parse_json_text(raw.decode("utf-8"), source=where)
+    except UnicodeDecodeError as exc:
+        message = f"{where} is not UTF-8 text (byte {exc.start})"
+        raise _UserInputError([ConfigIssue("$", message)]) from exc
     except ConfigError as exc:
         raise _UserInputError(exc.issues) from exc
+    if isinstance(data, list) and len(data) > limit:
+        message = f"{len(data)} messages, more than {limit}; --max-messages raises the limit"
+        raise _UserInputError([ConfigIssue("$", message)])
     try:
         return _MESSAGES.validate_python(data)
     except ValidationError as exc:
-        issues = issues_from_validation_error(exc, data, Message)
-        raise _UserInputError(issues) from exc
+        raise _UserInputError(issues_from_validation_error(exc, data, Message)) from exc
+
+
+def _read_at_most(source: str, size: int) -> bytes:
+    """At most ``size`` bytes of the file, or of stdin for ``-``: a huge input is never loaded."""
+    try:
+        if source != "-":
+            with open(source, "rb") as file:
+                return file.read(size)
+        if hasattr(sys.stdin, "buffer"):
+            return sys.stdin.buffer.read(size)
+        return sys.stdin.read(size).encode("utf-8")  # a text-only stdin (an in-process caller)
+    except OSError as exc:
+        where = "stdin" if source == "-" else source
+        message = f"cannot read messages from {where}: {exc.strerror or exc}"
+        raise _UserInputError([ConfigIssue("$", message)]) from exc
 
 
 if __name__ == "__main__":

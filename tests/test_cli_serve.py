@@ -1,0 +1,101 @@
+"""``agent-hooks serve`` is wired into the command, and only ``serve`` loads its server stack."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from agent_hooks.cli import main
+from tests.servers.processes import REPO, free_port
+
+AGENT_HOOKS = Path(sys.executable).with_name("agent-hooks")
+SERVE_MANIFEST = REPO / "examples" / "serve" / "manifest.json"
+TIME_APP = REPO / "examples" / "time-app"
+STARTUP_SECONDS = 60.0
+
+
+@pytest.fixture
+def serving(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``agent-hooks serve`` on the example manifest, with the echo model, until the test ends."""
+    port = free_port()
+    process = subprocess.Popen(
+        [str(AGENT_HOOKS), "serve", str(SERVE_MANIFEST), "--port", str(port),
+         "--state", f"sqlite:///{tmp_path / 'state.db'}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "ENABLE_PREVIEW_FEATURES": "false"},
+    )  # fmt: skip
+    try:
+        yield process, f"http://127.0.0.1:{port}"
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+
+async def wait_until_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
+    with anyio.fail_after(STARTUP_SECONDS):
+        async with httpx.AsyncClient() as client:
+            while process.poll() is None:
+                try:
+                    if (await client.get(f"{url}/healthz")).status_code == 200:
+                        return
+                except httpx.TransportError:
+                    await anyio.sleep(0.05)  # polling a port, not synchronising with a sleep
+    raise AssertionError(f"serve exited with {process.returncode} before answering")
+
+
+async def test_serve_answers_with_the_hooks_applied_and_stops_on_sigterm(
+    serving: tuple[subprocess.Popen[bytes], str],
+) -> None:
+    process, url = serving
+    await wait_until_healthy(url, process)
+    body = {"model": "echo", "messages": [{"role": "user", "content": "what time is it?"}]}
+    async with httpx.AsyncClient() as client:
+        response = await client.post(f"{url}/v1/chat/completions", json=body)
+    assert response.status_code == 200
+    assert response.json()["choices"][0]["message"]["content"].startswith("current_time: ")
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=STARTUP_SECONDS)
+    # uvicorn re-raises the SIGTERM it caught once its graceful shutdown is done
+    assert process.returncode in (0, -signal.SIGTERM)
+    assert b"Traceback" not in stderr
+
+
+def test_serve_with_an_invalid_manifest_exits_2_naming_the_path(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"toolsets": [{"type": "internal"}]}))
+    assert main(["serve", str(manifest), "--port", str(free_port())]) == 2
+    assert "toolsets[0].name: required field is missing" in capsys.readouterr().err
+
+
+def test_serve_is_listed_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--help"]) == 0
+    assert "--upstream" in capsys.readouterr().out
+
+
+def test_run_and_validate_do_not_load_the_server_stack() -> None:
+    script = (
+        "import sys\n"
+        "from agent_hooks.cli import main\n"
+        f"main(['validate', {str(TIME_APP / 'manifest.json')!r}])\n"
+        f"main(['run', {str(TIME_APP / 'manifest.json')!r}, '--messages',"
+        f" {str(TIME_APP / 'history.json')!r}])\n"
+        "heavy = ('starlette', 'uvicorn', 'redis', 'sqlite3')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy), file=sys.stderr)\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert completed.stderr.splitlines()[-1] == "[]"

@@ -1,0 +1,105 @@
+"""Shared pieces of the runtime tests: host tools whose answers are a function of the call, an app
+built the way a host builds one, and the records an observer sees."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from injector import Injector, Module, multiprovider
+
+from agent_hooks import ClockModule, HookObserver, HookRunRecord, create_injector
+from agent_hooks.clock import FixedClock
+from agent_hooks.config import ApplicationConfig
+from agent_hooks.messages import Message
+from agent_hooks.tools import StagedBaseTool
+
+NOW = 1_700_000_000
+"""The app clock of every runtime test (a fixed "now" makes TTL ids reproducible)."""
+
+
+class VersionedTool(StagedBaseTool):
+    """A host tool whose answer depends only on (its name, the arguments, ``version``).
+
+    ``behaviour`` picks how it answers: ``"text"`` at once, ``"slow"`` after a few milliseconds
+    (how many depends on the arguments, so concurrent calls finish out of order), ``"broken"``
+    raises, ``"nothing"`` returns ``None``.
+    """
+
+    def __init__(self, name: str, behaviour: str = "text", version: int = 0) -> None:
+        super().__init__(name=name)
+        self.behaviour = behaviour
+        self.version = version
+        self.calls = 0
+
+    async def execute(self, arguments: Mapping[str, Any]) -> str | None:
+        self.calls += 1
+        text = answer(self.name, arguments, self.version)
+        if self.behaviour == "slow":
+            await asyncio.sleep(0.001 * (len(text) % 5))
+        elif self.behaviour == "broken":
+            raise RuntimeError(f"{self.name} is broken")
+        elif self.behaviour == "nothing":
+            return None
+        return text
+
+
+def answer(tool: str, arguments: Mapping[str, Any], version: int) -> str:
+    """What a :class:`VersionedTool` called ``tool`` answers for ``arguments`` at ``version``."""
+    return f"{tool} {json.dumps(arguments, sort_keys=True)} v{version}"
+
+
+class HostTools(Module):
+    """A host's own Python tools: a multiprovider of ``list[StagedBaseTool]``."""
+
+    def __init__(self, *tools: StagedBaseTool) -> None:
+        self.tools = list(tools)
+
+    @multiprovider
+    def provide_tools(self) -> list[StagedBaseTool]:
+        return self.tools
+
+
+@dataclass
+class Recorder:
+    """An observer that keeps every record it is given."""
+
+    records: list[HookRunRecord] = field(default_factory=list)
+
+    def on_record(self, record: HookRunRecord) -> None:
+        self.records.append(record)
+
+
+class Observers(Module):
+    """Registers observers the way a host does: a multiprovider of ``list[HookObserver]``."""
+
+    def __init__(self, *observers: HookObserver) -> None:
+        self.observers = list(observers)
+
+    @multiprovider
+    def provide_observers(self) -> list[HookObserver]:
+        return self.observers
+
+
+def hook(tool_name: str, **fields: Any) -> dict[str, Any]:
+    """A request-start ``tool_call`` hook with ``fields`` filled in."""
+    return {"kind": "tool_call", "event": "on_request_start", "tool_name": tool_name, **fields}
+
+
+def app(
+    manifest: Mapping[str, Any],
+    *tools: StagedBaseTool,
+    observers: Sequence[HookObserver] = (),
+    now: float = NOW,
+) -> Injector:
+    """The app of ``manifest`` with host ``tools`` and ``observers``, its clock fixed at ``now``."""
+    config = ApplicationConfig.model_validate(manifest)
+    modules = [HostTools(*tools), Observers(*observers), ClockModule(FixedClock(now))]
+    return create_injector(config, modules, preview=True)
+
+
+def dumped(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    return [message.to_openai() for message in messages]

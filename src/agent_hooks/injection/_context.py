@@ -91,7 +91,7 @@ def _tool_call(call: ToolCall) -> dict[str, Any]:
 def _arguments(text: str) -> dict[str, Any]:
     """The arguments object a model sent as JSON text; ``{}`` when it is not a JSON object."""
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = _DECODER.decode(text)
     except (ValueError, RecursionError):  # not JSON, or nested beyond what json can read
         return {}
     return value if isinstance(value, dict) else {}
@@ -99,3 +99,7 @@ def _arguments(text: str) -> dict[str, Any]:
 
 def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+"""One decoder for all calls: ``json.loads`` with an option builds a new one each time."""

@@ -98,7 +98,7 @@ def test_a_typo_in_a_tool_name_is_reported_with_the_closest_tool_of_the_example_
         "hooks[1].tool_name: toolset 'memory_server' has no tool 'get_memorys';"
         " did you mean 'get_memories'?",
         "hooks[2].tool_name: toolset 'memory_server' has no tool 'forget_everything'"
-        " (available tools: 'get_memories', 'add_memory')",
+        " (available tools: 'get_memories', 'search_memories', 'add_memory')",
     ]
     assert code == 2
     assert captured.err == ""

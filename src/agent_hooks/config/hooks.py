@@ -161,7 +161,9 @@ class ToolCallHookConfig(_BaseHookConfig):
 
     @field_validator("arguments")
     @classmethod
-    def _check_argument_templates(cls, arguments: dict[str, Any], info: ValidationInfo) -> Any:
+    def _check_argument_templates(
+        cls, arguments: dict[str, Any], info: ValidationInfo
+    ) -> dict[str, Any]:
         """Names and syntax are checked at load, as a broken template would fail every request."""
         problems = template_problems(arguments, context_names(info.data.get("event")))
         _raise_problems(arguments, problems)

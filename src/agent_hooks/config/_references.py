@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from agent_hooks._toolnames import MAX_TOOL_NAME_LENGTH, uncut_toolname
+from agent_hooks.config._diagnostics import clip
 from agent_hooks.config._suggest import did_you_mean, quoted_list
 from agent_hooks.config.toolsets import DeploymentToolsetConfig, RestApiToolsetConfig
 from agent_hooks.errors import ConfigIssue
@@ -50,7 +51,7 @@ def _duplicates(section: str, names: Iterable[tuple[int, str | None]]) -> list[I
         if name is None:
             continue
         if name in first:
-            message = f"duplicate {noun} name {name!r} (first used at {section}[{first[name]}])"
+            message = f"duplicate {noun} name {_q(name)} (first used at {section}[{first[name]}])"
             errors.append(_error((section, index, "name"), message, name))
         else:
             first[name] = index
@@ -70,8 +71,8 @@ def _sanitized_collisions(config: ApplicationConfig) -> list[InitErrorDetails]:
         other_index, other = first[key]
         if other != toolset.name:  # an exact repeat is already a duplicate-name error
             message = (
-                f"toolset names {other!r} (toolsets[{other_index}]) and {toolset.name!r} both"
-                f" become {key!r} in tool names; rename one"
+                f"toolset names {_q(other)} (toolsets[{other_index}]) and {_q(toolset.name)}"
+                f" both become {_q(key)} in tool names; rename one"
             )
             errors.append(_error(("toolsets", index, "name"), message, toolset.name))
     return errors
@@ -86,7 +87,7 @@ def _toolset_errors(
         return []
     if name not in toolset_types:
         message = (
-            f"no toolset named {name!r}{did_you_mean(name, toolset_types)}"
+            f"no toolset named {_q(name)}{did_you_mean(name, toolset_types)}"
             f" (declared toolsets: {quoted_list(toolset_types)})"
         )
         return [_error(("hooks", index, "toolset_name"), message, name)]
@@ -109,8 +110,9 @@ def reference_warnings(config: ApplicationConfig) -> list[ConfigIssue]:
             warnings.append(
                 ConfigIssue(
                     f"hooks[{index}].toolset_name",
-                    f"toolset {hook.toolset_name!r} has type {kind!r}, whose tools keep their own"
-                    f" names, so this hook calls {hook.final_tool_name!r}; remove toolset_name"
+                    f"toolset {_q(hook.toolset_name or '')} has type {kind!r}, whose tools keep"
+                    f" their own names, so this hook calls {_q(hook.final_tool_name)};"
+                    " remove toolset_name"
                     " and give the tool's name in tool_name",
                 )
             )
@@ -154,7 +156,7 @@ def _too_long(loc: tuple[str | int, ...], full_name: str, value: str) -> list[In
     if len(full_name) <= MAX_TOOL_NAME_LENGTH:
         return []
     message = (
-        f"final tool name {full_name!r} is {len(full_name)} characters;"
+        f"final tool name {_q(full_name)} is {len(full_name)} characters;"
         f" the limit is {MAX_TOOL_NAME_LENGTH}"
     )
     return [_error(loc, message, value)]
@@ -162,3 +164,8 @@ def _too_long(loc: tuple[str | int, ...], full_name: str, value: str) -> list[In
 
 def _error(loc: tuple[str | int, ...], message: str, value: str) -> InitErrorDetails:
     return InitErrorDetails(type=PydanticCustomError("reference", message), loc=loc, input=value)
+
+
+def _q(name: str) -> str:
+    """A name as the author wrote it, quoted, cut so that no message echoes a huge value."""
+    return repr(clip(name))

@@ -5,20 +5,39 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from injector import Injector, Module, multiprovider
 
-from agent_hooks import ClockModule, HookObserver, HookRunRecord, create_injector
+from agent_hooks import (
+    ClockModule,
+    HookEvent,
+    HookObserver,
+    HookRun,
+    HookRunner,
+    HookRunRecord,
+    create_injector,
+    open_app,
+)
 from agent_hooks.clock import FixedClock
 from agent_hooks.config import ApplicationConfig
 from agent_hooks.messages import Message
 from agent_hooks.tools import StagedBaseTool
+from tests._support import msg
+from tests.servers.processes import FLAKY_MCP_SERVER
 
 NOW = 1_700_000_000
 """The app clock of every runtime test (a fixed "now" makes TTL ids reproducible)."""
+
+HISTORY = (
+    msg(role="system", content="You are a helpful assistant."),
+    msg(role="user", content="What do you know about me?"),
+)
 
 
 class VersionedTool(StagedBaseTool):
@@ -95,11 +114,48 @@ def app(
     observers: Sequence[HookObserver] = (),
     now: float = NOW,
 ) -> Injector:
-    """The app of ``manifest`` with host ``tools`` and ``observers``, its clock fixed at ``now``."""
+    """The app of ``manifest`` with host ``tools`` and ``observers``, its clock fixed at ``now``
+    (for apps that open nothing: no MCP or HTTP toolset)."""
     config = ApplicationConfig.model_validate(manifest)
-    modules = [HostTools(*tools), Observers(*observers), ClockModule(FixedClock(now))]
-    return create_injector(config, modules, preview=True)
+    return create_injector(config, _modules(tools, observers, now), preview=True)
+
+
+def opened(
+    manifest: Mapping[str, Any],
+    *tools: StagedBaseTool,
+    observers: Sequence[HookObserver] = (),
+    now: float = NOW,
+) -> AbstractAsyncContextManager[Injector]:
+    """:func:`app` through ``open_app``, which closes the sessions and clients it opened."""
+    config = ApplicationConfig.model_validate(manifest)
+    return open_app(config, _modules(tools, observers, now), preview=True)
+
+
+def _modules(
+    tools: Sequence[StagedBaseTool], observers: Sequence[HookObserver], now: float
+) -> list[Module]:
+    return [HostTools(*tools), Observers(*observers), ClockModule(FixedClock(now))]
 
 
 def dumped(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return [message.to_openai() for message in messages]
+
+
+def flaky_toolset(name: str, start_log: Path, **env: str) -> dict[str, Any]:
+    """An MCP stdio toolset on the flaky test server; each start is a line in ``start_log``."""
+    server = {
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": [str(FLAKY_MCP_SERVER)],
+        "env": {"FLAKY_START_LOG": str(start_log), **env},
+    }
+    return {"type": "mcp", "name": name, "server": server}
+
+
+def starts(start_log: Path) -> list[str]:
+    """What the server wrote in ``start_log``: a pid per start, ``refused`` per refusal."""
+    return start_log.read_text().split() if start_log.exists() else []
+
+
+async def run_once(injector: Injector, messages: Sequence[Message] = HISTORY) -> HookRun:
+    return await injector.get(HookRunner).run(HookEvent.ON_REQUEST_START, messages)

@@ -111,6 +111,7 @@ class OwnedSession:
         self._in_flight = 0
         self._waiters = 0
         self._drain = True
+        self._start_settled = False
         self._client: ClientSession | None = None
         self._server: ChildServer | None = None
         self._error: Exception | None = None
@@ -173,7 +174,13 @@ class OwnedSession:
         self._shutdown.set()
 
     def abandon(self) -> None:
-        """Stop now: kill the server without a grace period and cut calls in flight short."""
+        """Stop now: kill the server without a grace period and cut calls in flight short.
+
+        An abandoned start counts as a failed one at once, so the next call backs off instead
+        of spawning a second server while this one is still being reaped.
+        """
+        if not self._ready.is_set():
+            self._start_failed("the start was abandoned")
         self._stop_draining()
         if self._server is not None:
             self._server.kill()
@@ -188,8 +195,12 @@ class OwnedSession:
             self.loop.call_soon_threadsafe(self.abandon)
 
     async def aclose(self) -> None:
-        """Stop the server politely, or kill it when that takes too long; never raises."""
-        self._stop_draining()
+        """Stop the server politely (a start under way: at once), or kill it when that takes
+        too long; never raises."""
+        if self._ready.is_set():
+            self._stop_draining()
+        else:
+            self.abandon()
         task = self._task
         if task is None or task.done():
             return
@@ -212,6 +223,7 @@ class OwnedSession:
                     await client.initialize()
                     self._scope.deadline = math.inf
                     self._client, started = client, True
+                    self._start_settled = True
                     self._backoff.succeeded()
                     self._ready.set()
                     logger.debug("toolset=%s outcome=session_opened", self.label)
@@ -240,14 +252,18 @@ class OwnedSession:
             self._shutdown.set()
             self._ready.set()
             if not started:
-                retry_in = self._backoff.failed()
-                logger.info(
-                    "toolset=%s outcome=start_failed reason=%r retry_in_s=%g",
-                    self.label,
-                    first_error(self._error) if self._error else "cancelled",
-                    retry_in,
-                )
+                self._start_failed(first_error(self._error) if self._error else "cancelled")
             logger.debug("toolset=%s outcome=session_closed", self.label)
+
+    def _start_failed(self, reason: object) -> None:
+        """Count a failed start for the toolset's backoff, once, as soon as it is known."""
+        if self._start_settled:
+            return
+        self._start_settled = True
+        retry_in = self._backoff.failed()
+        logger.info(
+            "toolset=%s outcome=start_failed reason=%r retry_in_s=%g", self.label, reason, retry_in
+        )
 
     def _stop_draining(self) -> None:
         self._drain = False

@@ -138,12 +138,12 @@ class HookRunner:
                     "outcome=removed_unverified_pairs count=%d reason=signature does not verify",
                     removed,
                 )
-        if not hooks:
-            return HookRun(history, [])
         context: Mapping[str, Any] = {}
         if any(hook.needs_context for hook in hooks):
             context = hook_context(event, received, request=request, completion=completion)
         with run_span(event) as span:
+            if not hooks:
+                return HookRun(history, [])
             return await self._run_traced(hooks, event, history, context, span)
 
     async def _run_traced(

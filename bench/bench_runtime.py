@@ -8,7 +8,8 @@ fixed app clock. Four groups, one table, each figure against the baseline it mus
   one await of that tool (the floor), with the default ``hooks_max_concurrency`` (8), with 16,
   and one at a time (1);
 * bookkeeping: H TTL-fresh hooks (every one skips its tool) on N messages against one
-  ``dump_json`` of the history, with the cost per message and hook to show it is linear in N + H;
+  ``dump_json`` of the history, each cell also against a linear model ``c + a*N + b*H`` fitted
+  from the table's edges (a cell far from 1.00x would show a cost that is not linear in N + H);
 * overhead: one hook around the built-in ``current_time`` tool against the tool's ``execute``;
 * start-up: ``import agent_hooks`` against its non-MCP dependencies, and ``agent-hooks run`` of
   the time example against ``python -c pass`` (child processes).
@@ -386,8 +387,8 @@ def print_table(rows: list[Row]) -> None:
 def main() -> None:
     started = time.perf_counter()
     rows = asyncio.run(fan_out())
-    kept, model = asyncio.run(bookkeeping())
-    rows += kept
+    bookkeeping_rows, model = asyncio.run(bookkeeping())
+    rows += bookkeeping_rows
     rows += asyncio.run(overhead())
     rows += start_up()
     elapsed = time.perf_counter() - started

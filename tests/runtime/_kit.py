@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 from injector import Injector, Module, multiprovider
 
 from agent_hooks import (
@@ -159,3 +160,18 @@ def starts(start_log: Path) -> list[str]:
 
 async def run_once(injector: Injector, messages: Sequence[Message] = HISTORY) -> HookRun:
     return await injector.get(HookRunner).run(HookEvent.ON_REQUEST_START, messages)
+
+
+async def gone(pid: int) -> None:
+    """Wait (bounded) until process ``pid`` no longer runs."""
+    with anyio.fail_after(10):
+        while _running(pid):  # noqa: ASYNC110 - another process: nothing to await but its state
+            await anyio.sleep(0.05)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -9,11 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from agent_hooks import HookOutcome, HookRun
-from tests.runtime._kit import HISTORY, flaky_toolset, hook, opened, run_once, starts
+from tests.runtime._kit import HISTORY, flaky_toolset, gone, hook, opened, run_once, starts
 from tests.servers.processes import SERVERS
 
 pytestmark = pytest.mark.usefixtures("preview_on")
@@ -81,7 +80,7 @@ async def test_an_mcp_server_that_never_answers_initialize_costs_the_hook_deadli
     assert elapsed < 3 + GRACE + SLACK
     assert [r.outcome for r in run.records] == [HookOutcome.TIMED_OUT]
     [pid] = starts(start_log)
-    await _gone(int(pid))  # killed, though it ignores SIGTERM and the end of its stdin
+    await gone(int(pid))  # killed, though it ignores SIGTERM and the end of its stdin
 
 
 async def test_a_slow_first_mcp_call_is_abandoned_at_the_hook_deadline(tmp_path: Path) -> None:
@@ -130,18 +129,3 @@ async def test_hooks_that_all_hang_cost_the_longest_deadline_not_the_sum(
     assert elapsed < 1.5 + GRACE + SLACK
     assert {r.outcome for r in run.records} == {HookOutcome.TIMED_OUT}
     assert run.messages == list(HISTORY)
-
-
-async def _gone(pid: int) -> None:
-    """Wait (bounded) until process ``pid`` no longer runs."""
-    with anyio.fail_after(10):
-        while _running(pid):  # noqa: ASYNC110 - another process: nothing to await but its state
-            await anyio.sleep(0.05)
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(") ", 1)[1][0] != "Z"
-    except FileNotFoundError:
-        return False

@@ -66,8 +66,8 @@ async def test_serve_answers_with_the_hooks_applied_and_stops_on_sigterm(
     assert response.json()["choices"][0]["message"]["content"].startswith("current_time: ")
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=STARTUP_SECONDS)
-    # uvicorn re-raises the SIGTERM it caught once its graceful shutdown is done
-    assert process.returncode in (0, -signal.SIGTERM)
+    assert process.returncode == 0  # a graceful stop is an ordinary exit
+
     assert b"Traceback" not in stderr
 
 

@@ -350,4 +350,4 @@ def test_sigterm_during_a_streamed_answer_lets_it_and_its_hooks_finish(
     assert "Hello" + rest == ANSWER
     (note,) = saved_notes(rest_server)
     assert note["answer"] == ANSWER
-    proxy.process.wait(timeout=20)
+    assert proxy.process.wait(timeout=20) == 0

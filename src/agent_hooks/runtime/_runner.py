@@ -272,7 +272,12 @@ class HookRunner:
             Exception: whatever resolving or calling the tool raised.
         """
         task = asyncio.create_task(self._call(hook, arguments), name=f"hook-{hook.label}")
-        done, _ = await asyncio.wait({task}, timeout=hook.timeout_seconds)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=hook.timeout_seconds)
+        except asyncio.CancelledError:  # the run itself was cancelled: take the call with it
+            task.cancel()
+            task.add_done_callback(_forget)
+            raise
         if not done:
             task.cancel()
             await asyncio.wait({task}, timeout=ABANDON_GRACE_SECONDS)

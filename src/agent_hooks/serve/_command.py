@@ -10,7 +10,12 @@ import argparse
 import logging
 import math
 import os
+import signal
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from agent_hooks.serve._state import DEFAULT_STATE_URL, StateURLError, check_state_url, open_store
 
@@ -95,13 +100,29 @@ def run_serve(args: argparse.Namespace) -> int:
     previous_level = serve_logger.level
     if serve_logger.getEffectiveLevel() > logging.INFO:
         serve_logger.setLevel(logging.INFO)  # the access log is the server's output
+    # uvicorn re-raises a SIGTERM once it has shut down gracefully, to whatever handler was
+    # there before it: a no-op one makes the graceful stop an ordinary exit with status 0.
+    previous_sigterm = _quiet_sigterm()
     try:
         server.run()
     except SystemExit as exc:  # uvicorn exits when it cannot bind; it logged why
         return exc.code if isinstance(exc.code, int) else 1
     finally:
         serve_logger.setLevel(previous_level)
+        if previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, previous_sigterm)
     return 0 if server.started else 1
+
+
+_SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+
+
+def _quiet_sigterm() -> _SignalHandler:
+    """Install a SIGTERM handler that does nothing; the previous one, or ``None`` off the main
+    thread (where signals cannot be handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, lambda signum, frame: None)
 
 
 def _state_url(text: str) -> str:

@@ -1,18 +1,23 @@
-"""Many concurrent runs on one app (issue 8): 200 requests at once share one MCP stdio session and
-one REST client, none of them fails, the server starts once, and closing the app gives back every
-file descriptor and leaves no child process."""
+"""Concurrency: many runs on one app (issue 8) share one MCP stdio session and one REST client, none
+of them fails, the server starts once, and closing the app gives back every file descriptor and
+leaves no child process; within a run, ``hooks_max_concurrency`` bounds how many hooks run at once
+and hooks of one identity never overlap (SPEC section 8)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from agent_hooks import HookOutcome
-from tests.runtime._kit import HISTORY, flaky_toolset, gone, hook, opened, run_once, starts
+from agent_hooks.tools import StagedBaseTool
+from tests.runtime._kit import HISTORY, app, flaky_toolset, gone, hook, opened, run_once, starts
 from tests.servers.fixtures import RecordingServer
 
 pytestmark = pytest.mark.usefixtures("preview_on")
@@ -60,3 +65,39 @@ async def test_two_hundred_concurrent_runs_share_one_server_and_leave_nothing_op
     await gone(int(pid))
     assert len(rest_server.received()) == RUNS
     assert open_descriptors() <= baseline + FD_SLACK
+
+
+class Gauge(StagedBaseTool):
+    """A tool that notes how many of its calls overlap, per identity and overall."""
+
+    def __init__(self) -> None:
+        super().__init__(name="gauge")
+        self.active: Counter[str] = Counter()
+        self.peak: Counter[str] = Counter()
+
+    async def execute(self, arguments: Mapping[str, Any]) -> str:
+        key = str(arguments["group"])
+        for name in (key, "all"):
+            self.active[name] += 1
+            self.peak[name] = max(self.peak[name], self.active[name])
+        await asyncio.sleep(0.02)  # the tool's work, long enough for the others to start
+        for name in (key, "all"):
+            self.active[name] -= 1
+        return key
+
+
+@pytest.mark.parametrize("limit", [1, 3, 8])
+async def test_at_most_hooks_max_concurrency_hooks_run_at_once_and_one_identity_at_a_time(
+    limit: int,
+) -> None:
+    gauge = Gauge()
+    hooks = [hook("gauge", arguments={"group": i % 4}, frequency="always") for i in range(12)]
+    injector = app({"hooks": hooks, "hooks_max_concurrency": limit}, gauge)
+
+    run = await run_once(injector)
+
+    assert gauge.peak["all"] == min(limit, 4)
+    assert all(gauge.peak[str(group)] == 1 for group in range(4))
+    assert [m.content for m in run.messages[len(HISTORY) + 1 :: 2]] == [
+        str(i % 4) for i in range(12)
+    ]

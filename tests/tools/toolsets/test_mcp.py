@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -278,6 +279,34 @@ def test_each_event_loop_gets_its_own_server_closed_when_that_loop_shuts_down(
     assert sorted(server.starts()) == sorted(pids)
     assert not any(alive(pid) for pid in server.starts())
     asyncio.run(server.toolset.aclose())
+
+
+async def test_closing_kills_the_servers_of_event_loops_still_running_elsewhere(
+    tmp_path: Path,
+) -> None:
+    server = Flaky(tmp_path)
+    other = asyncio.new_event_loop()
+    thread = threading.Thread(target=other.run_forever)
+    thread.start()
+    try:
+        elsewhere = asyncio.run_coroutine_threadsafe(server.call("whoami"), other)
+        pid = await asyncio.wrap_future(elsewhere)
+        with anyio.fail_after(DEADLINE):
+            await server.toolset.aclose()
+            while alive(pid):  # noqa: ASYNC110 - reaped by the other loop; no event to await
+                await anyio.sleep(0.05)
+    finally:
+        asyncio.run_coroutine_threadsafe(_finish_tasks(), other).result(timeout=DEADLINE)
+        other.call_soon_threadsafe(other.stop)
+        thread.join(timeout=DEADLINE)
+        other.close()
+
+
+async def _finish_tasks() -> None:
+    """What ``asyncio.run`` does before closing its loop: leftover tasks end, generators close."""
+    current = asyncio.current_task()
+    await asyncio.gather(*(t for t in asyncio.all_tasks() if t is not current))
+    await asyncio.get_running_loop().shutdown_asyncgens()
 
 
 def test_importing_the_package_does_not_import_the_mcp_sdk() -> None:

@@ -126,9 +126,10 @@ async def stdio_transport(
     finally:
         server.kill()
         with anyio.CancelScope(shield=True):
-            if not await server.exited(_REAP_TIMEOUT_SECONDS):
+            if await server.exited(_REAP_TIMEOUT_SECONDS):
+                await process.aclose()
+            else:  # stuck in the kernel: waiting for it could take forever
                 logger.warning("toolset=%s outcome=server_survived_kill pid=%d", label, server.pid)
-            await process.aclose()
             for stream in (inbound, inbound_send, outbound, outbound_receive):
                 await stream.aclose()
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, NamedTuple, TextIO, TypeVar
 
 import anyio
 
+from agent_hooks._scrub import scrub
 from agent_hooks.tools import StagedBaseTool
 from agent_hooks.tools.toolsets._mcp_backoff import Backoff
 from agent_hooks.tools.toolsets._mcp_stdio import ChildServer
@@ -332,4 +333,5 @@ async def _log_lines(fd: int, label: str, drained: anyio.Event) -> None:
 
 
 def _log_line(label: str, line: bytes) -> None:
-    logger.debug("toolset=%s stderr: %s", label, line.decode("utf-8", "replace").rstrip())
+    text = scrub(line.decode("utf-8", "replace").rstrip())  # a server may print its own secrets
+    logger.debug("toolset=%s stderr: %s", label, text)

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, TextIO
 
 import anyio
 
+from agent_hooks._scrub import scrub
+
 if TYPE_CHECKING:
     from anyio.abc import ByteReceiveStream, Process
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -158,7 +160,9 @@ async def _pump_stdout(
                     except ValueError:
                         # Not ours to interpret (a stray print); the exchange goes on without it.
                         text = line.decode("utf-8", "replace").rstrip()
-                        logger.debug("toolset=%s stdout line is not JSON-RPC: %s", label, text)
+                        logger.debug(
+                            "toolset=%s stdout line is not JSON-RPC: %s", label, scrub(text)
+                        )
                         continue
                     await sink.send(SessionMessage(message))
 

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, TypeVar, assert_never
 
+from agent_hooks._scrub import register_url, scrub_http_library_logs
 from agent_hooks.config.toolsets import (
     McpToolsetConfig,
     StdioServerConfig,
@@ -87,6 +88,9 @@ class McpToolset(Toolset):
     def __init__(self, config: McpToolsetConfig) -> None:
         super().__init__(config.name, timeout_seconds=config.timeout_seconds)
         self.config = config
+        if isinstance(config.server, StreamableHttpServerConfig):
+            register_url(config.server.url)  # credentials in the URL are secrets too
+            scrub_http_library_logs()
         self._prefix = sanitize_toolname(f"{config.name}_")
         self._sessions = LoopSessions()
         self._backoff = Backoff()

@@ -58,9 +58,6 @@ ROLES = ("system", "user", "assistant")
 SHAPES = ("written", "written", "edited", "always", "lone", "foreign")
 """How an earlier pair came to be: written by a run, its content edited, an ``always`` pair, a
 tool message without its call, a call next to a foreign one in the same assistant message."""
-PAIRED_SHAPES = tuple(shape for shape in SHAPES if shape != "lone")
-"""The equivalence leaves out lone tool messages: one right behind the pairs after the first user
-message moves where the one-by-one path puts later first-time pairs (see the xfail test)."""
 
 
 @st.composite
@@ -156,7 +153,7 @@ def test_the_runner_gives_the_history_of_the_transformers_applied_one_after_anot
     key: str | None,
 ) -> None:
     with_key(monkeypatch, key)
-    history = [msg(**item) for item in data.draw(histories(key, PAIRED_SHAPES))]
+    history = [msg(**item) for item in data.draw(histories(key, SHAPES))]
     runner_app, runner_records = build([hook(**h) for h in hooks], version, concurrency)
     seed_app, seed_records = build([hook(**h) for h in hooks], version, concurrency)
 
@@ -203,11 +200,6 @@ def _identity(config: dict[str, Any]) -> tuple[str, str]:
     return config["tool_name"], repr(config["arguments"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="first_time_insert_index (injection/_pairs.py) skips a lone synthetic tool message "
-    "behind the first user's pairs as if it answered them, so one-by-one hooks insert after it",
-)
 async def test_a_lone_tool_message_behind_a_new_pair_keeps_runner_and_seed_equal() -> None:
     earlier = answer("alpha", {}, 1)
     history = [

@@ -26,18 +26,21 @@ class SyntheticPair:
 def first_time_insert_index(messages: Sequence[Message]) -> int:
     """After the first user message and the synthetic pairs right behind it; else the end.
 
-    Skipping earlier synthetic pairs keeps several first-time hooks in manifest order.
+    Skipping earlier synthetic pairs keeps several first-time hooks in manifest order. Only tool
+    messages that answer the synthetic assistant message before them are part of its pair: a
+    lone synthetic-looking tool message is not skipped.
     """
     first_user = next((i for i, m in enumerate(messages) if m.role is Role.USER), None)
     if first_user is None:
         return len(messages)
     index = first_user + 1
     while index < len(messages) and _is_synthetic_assistant(messages[index]):
+        answered = {call.id for call in messages[index].tool_calls or []}
         index += 1
         while (
             index < len(messages)
             and messages[index].role is Role.TOOL
-            and is_synthetic_call_id(messages[index].tool_call_id)
+            and messages[index].tool_call_id in answered
         ):
             index += 1
     return index

@@ -27,6 +27,10 @@ __all__ = ["RunSpan", "record_hook_span", "run_span"]
 
 TRACER_NAME = "agent_hooks"
 
+_TRACER = trace.get_tracer(TRACER_NAME)
+"""A proxy until the host installs an SDK, then the SDK's tracer: getting it once is enough
+(and saves reading the environment on every run)."""
+
 
 class RunSpan:
     """The ``agent_hooks.run`` span as the runner sees it: it can only be marked failed."""
@@ -51,7 +55,7 @@ def run_span(event: HookEvent) -> Iterator[RunSpan]:
     An unexpected exception marks the span ERROR with the exception's type only; the exception
     itself is not recorded, as its message may hold content.
     """
-    tracer = trace.get_tracer(TRACER_NAME)
+    tracer = _TRACER
     with tracer.start_as_current_span(
         "agent_hooks.run",
         attributes={"agent_hooks.event": str(event)},
@@ -73,7 +77,7 @@ def record_hook_span(record: HookRunRecord, *, start_time_ns: int, end_time_ns: 
     The span is created after the hook ended (the runner knows the outcome only then), so its
     times come from the caller rather than from the span's own clock.
     """
-    tracer = trace.get_tracer(TRACER_NAME)
+    tracer = _TRACER
     span = tracer.start_span(
         "agent_hooks.hook",
         start_time=start_time_ns,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 from injector import Binder, Injector, Module, multiprovider, provider, singleton
 
 from agent_hooks._preview_module import is_preview_module
@@ -26,6 +27,8 @@ from agent_hooks.tools import (
 from agent_hooks.tools.toolsets import CurrentTimeTool, ToolOverrides, ToolRegistry, build_toolsets
 
 __all__ = ["AppModule", "ClockModule", "aclose_app", "create_injector", "open_app"]
+
+logger = logging.getLogger("agent_hooks.app")
 
 _SHUTDOWN_TIMEOUT_SECONDS = 10.0
 """Longest wait for toolsets to close (child processes, HTTP clients) when an app shuts down."""
@@ -141,9 +144,18 @@ def _is_hooks_module(module: Any) -> bool:
 
 
 async def aclose_app(injector: Injector) -> None:
-    """Close every connection the app opened; safe to call twice, shielded from cancellation."""
-    with anyio.CancelScope(shield=True), anyio.move_on_after(_SHUTDOWN_TIMEOUT_SECONDS):
-        await injector.get(ToolRegistry).aclose()
+    """Close every connection the app opened; safe to call twice, bounded by
+    :data:`_SHUTDOWN_TIMEOUT_SECONDS`. A cancelled caller still waits for the close (within the
+    same bound) before the cancellation goes on, so no server outlives the app."""
+    closing = asyncio.ensure_future(injector.get(ToolRegistry).aclose())
+    try:
+        await asyncio.wait_for(asyncio.shield(closing), _SHUTDOWN_TIMEOUT_SECONDS)
+    except TimeoutError:
+        closing.cancel()
+        logger.warning("outcome=close_timed_out after=%gs", _SHUTDOWN_TIMEOUT_SECONDS)
+    except asyncio.CancelledError:
+        await asyncio.wait([closing], timeout=_SHUTDOWN_TIMEOUT_SECONDS)
+        raise
 
 
 @asynccontextmanager

@@ -159,7 +159,7 @@ class HookRunner:
         outcomes: dict[int, tuple[_Outcome, int, int]] = {}
         limit = asyncio.Semaphore(self.max_concurrency)
 
-        async def run_group(group: list[PreparedHook]) -> None:
+        async def run_group(group: Sequence[PreparedHook]) -> None:
             state = index.state(group[0].prefix)
             for hook in group:
                 async with limit:
@@ -170,7 +170,10 @@ class HookRunner:
         groups: dict[str, list[PreparedHook]] = {}
         for hook in hooks:
             groups.setdefault(hook.prefix, []).append(hook)
-        await asyncio.gather(*(run_group(group) for group in groups.values()))
+        if len(groups) == 1:  # nothing to overlap with: no task to schedule
+            await run_group(hooks)
+        else:
+            await asyncio.gather(*(run_group(group) for group in groups.values()))
 
         records = []
         for hook in hooks:
@@ -305,13 +308,13 @@ class HookRunner:
         expiry = int(now) + hook.ttl_seconds if hook.ttl_seconds is not None else None
         unsigned = prefixed_call_id(hook.prefix, content_key, ttl_expiry_seconds=expiry)
         call_id = self.signing_keys.sign(unsigned, content)
-        call = ToolCall(
-            id=call_id,
-            type="function",
-            function=FunctionCall(name=hook.tool, arguments=arguments_text),
+        # Built from values we made ourselves, so validation would only cost time.
+        function = FunctionCall.model_construct(name=hook.tool, arguments=arguments_text)
+        call = ToolCall.model_construct(id=call_id, type="function", function=function)
+        assistant = Message.model_construct(role=Role.ASSISTANT, content=None, tool_calls=[call])
+        tool_message = Message.model_construct(
+            role=Role.TOOL, tool_call_id=call_id, content=content
         )
-        assistant = Message(role=Role.ASSISTANT, content=None, tool_calls=[call])
-        tool_message = Message(role=Role.TOOL, tool_call_id=call_id, content=content)
         result = ToolCallResult(tool_call_id=call_id, content=content, tool_name=hook.tool)
         for enricher in self.enrichers:
             tool_message = enricher.enrich(tool_message, result)
@@ -331,6 +334,8 @@ class HookRunner:
             call_id=outcome.call_id,
         )
         level = logging.WARNING if record.failed or outcome.cut else logging.INFO
+        if not logger.isEnabledFor(level):
+            return record
         logger.log(
             level,
             "hook=%s event=%s tool=%s outcome=%s reason=%s latency_ms=%.1f",

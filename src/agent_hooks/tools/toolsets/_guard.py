@@ -7,10 +7,9 @@ toolset configures around it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
-
-import anyio
 
 from agent_hooks.errors import ToolTimeoutError
 from agent_hooks.tools import FallbackProcessor, StagedBaseTool, StageLevel, ToolCallResult
@@ -70,7 +69,7 @@ class GuardedTool:
         self, arguments: Mapping[str, Any], tool_call_id: str, stage_level: StageLevel
     ) -> ToolCallResult:
         try:
-            with anyio.fail_after(self.timeout_seconds):
+            async with asyncio.timeout(self.timeout_seconds):
                 return await self.inner.invoke(tool_call_id, arguments, stage_level=stage_level)
         except ToolTimeoutError:
             raise

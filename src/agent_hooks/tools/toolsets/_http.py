@@ -22,16 +22,17 @@ import threading
 import weakref
 from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
-
-import httpx
 
 from agent_hooks._scrub import scrub, scrub_http_library_logs, scrubbing_filter
 from agent_hooks.errors import ToolError, ToolTimeoutError, UsageError
 from agent_hooks.tools import StagedBaseTool
 from agent_hooks.tools._call_context import current_call_context
 from agent_hooks.tools.toolsets._base import Toolset
+
+if TYPE_CHECKING:  # httpx is imported when a toolset first makes a call, not at start-up
+    import httpx
 
 __all__ = ["Body", "HttpToolset", "ToolHttpClient", "excerpt"]
 
@@ -107,6 +108,8 @@ class ToolHttpClient:
             ToolError: the request failed in transport, or the status is not 2xx (the message
                 names the status and quotes the start of the body).
         """
+        import httpx
+
         client = await self._get()
         limit = current_call_context().max_body_bytes
         where = f"{method} {_public_url(self.base_url + url)}"
@@ -141,6 +144,8 @@ class ToolHttpClient:
         return Body(text, cut)
 
     async def _get(self) -> httpx.AsyncClient:
+        import httpx
+
         if self._closed:
             raise UsageError(f"the HTTP client of toolset {self.owner!r} is closed")
         loop = asyncio.get_running_loop()
@@ -208,6 +213,8 @@ def _decode(content: bytes, encoding: str, *, cut: bool) -> str:
 
 def _public_url(url: httpx.URL | str) -> str:
     """``url`` without credentials, query or fragment: what a reason may show."""
+    import httpx
+
     try:
         public = httpx.URL(url).copy_with(userinfo=b"", query=None, fragment=None)
     except httpx.InvalidURL:

@@ -11,13 +11,12 @@ is built (:meth:`ToolRegistry.route`); asking them happens per call (:meth:`Tool
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
-
-import anyio
 
 from agent_hooks._toolnames import sanitize_toolname
 from agent_hooks.config.toolsets import DEFAULT_TIMEOUT_SECONDS
@@ -165,9 +164,7 @@ class ToolRegistry:
         if self._closed:
             return
         self._closed = True
-        async with anyio.create_task_group() as group:
-            for toolset in self.toolsets:
-                group.start_soon(self._close, toolset)
+        await asyncio.gather(*(self._close(toolset) for toolset in self.toolsets))
 
     @staticmethod
     async def _close(toolset: Toolset) -> None:

@@ -14,6 +14,9 @@ toolsets, and ``import agent_hooks``, cost nothing until a hook needs a server.
 
 from __future__ import annotations
 
+import asyncio
+import importlib
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, TypeVar, assert_never
@@ -226,6 +229,7 @@ class McpToolset(Toolset):
 
     async def _connect(self, stack: AsyncExitStack) -> Connection:
         """Runs in the session's owner task: the transport, then the (uninitialised) session."""
+        await _import_sdk_off_the_loop()
         server = self.config.server
         match server:
             case StdioServerConfig():
@@ -272,6 +276,26 @@ class McpToolset(Toolset):
         )
         client = ClientSession(read, write, read_timeout_seconds=self.timeout_seconds)
         return Connection(await stack.enter_async_context(client), None)
+
+
+_SDK_MODULES = (
+    "mcp.types",
+    "mcp.client.session",
+    "mcp.client.stdio",
+    "mcp.client.streamable_http",
+    "httpx2",
+)
+
+
+async def _import_sdk_off_the_loop() -> None:
+    """Import the MCP SDK in a worker thread the first time a session opens.
+
+    The SDK (and the web stack behind it) takes about a second to import; on the event loop that
+    second would stall every other request and hook of the process.
+    """
+    if all(name in sys.modules for name in _SDK_MODULES):
+        return
+    await asyncio.to_thread(lambda: [importlib.import_module(name) for name in _SDK_MODULES])
 
 
 async def _list_all_tools(client: ClientSession) -> list[mcp_types.Tool]:

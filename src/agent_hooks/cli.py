@@ -22,7 +22,6 @@ from typing import Any, TextIO
 from injector import Module
 from pydantic import TypeAdapter, ValidationError
 
-from agent_hooks._connect import connection_issues
 from agent_hooks._scrub import scrub, scrubbing_filter
 from agent_hooks.app_factory import ClockModule, open_app
 from agent_hooks.clock import FixedClock
@@ -279,12 +278,19 @@ def _validate(manifest: Path, *, connect: bool) -> int:
             )
         for warning in reference_warnings(config):
             print(f"warning: {warning}", file=sys.stderr)
-        issues = asyncio.run(connection_issues(config)) if connect else []
+        issues = asyncio.run(_connection_issues(config)) if connect else []
     except ConfigError as exc:
         raise _UserInputError(exc.issues, stream="stdout") from exc
     if issues:
         raise _UserInputError(issues, stream="stdout")
     return EXIT_OK
+
+
+async def _connection_issues(config: ApplicationConfig) -> list[ConfigIssue]:
+    """``--connect``: imported here, as it loads ``jsonschema``, which only this check needs."""
+    from agent_hooks._connect import connection_issues
+
+    return await connection_issues(config)
 
 
 def _schema() -> int:

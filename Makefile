@@ -54,4 +54,5 @@ serve: install
 bench: install
 	$(BIN)/python bench/bench_injection.py
 	$(BIN)/python bench/bench_toolsets.py
+	$(BIN)/python bench/bench_runtime.py
 	$(BIN)/python bench/bench_serve.py

@@ -308,13 +308,10 @@ class HookRunner:
         expiry = int(now) + hook.ttl_seconds if hook.ttl_seconds is not None else None
         unsigned = prefixed_call_id(hook.prefix, content_key, ttl_expiry_seconds=expiry)
         call_id = self.signing_keys.sign(unsigned, content)
-        # Built from values we made ourselves, so validation would only cost time.
-        function = FunctionCall.model_construct(name=hook.tool, arguments=arguments_text)
-        call = ToolCall.model_construct(id=call_id, type="function", function=function)
-        assistant = Message.model_construct(role=Role.ASSISTANT, content=None, tool_calls=[call])
-        tool_message = Message.model_construct(
-            role=Role.TOOL, tool_call_id=call_id, content=content
-        )
+        function = FunctionCall(name=hook.tool, arguments=arguments_text)
+        call = ToolCall(id=call_id, type="function", function=function)
+        assistant = Message(role=Role.ASSISTANT, content=None, tool_calls=[call])
+        tool_message = Message(role=Role.TOOL, tool_call_id=call_id, content=content)
         result = ToolCallResult(tool_call_id=call_id, content=content, tool_name=hook.tool)
         for enricher in self.enrichers:
             tool_message = enricher.enrich(tool_message, result)

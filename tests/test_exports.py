@@ -19,7 +19,12 @@ PUBLIC = {
     "agent_hooks.tools": {
         "StagedBaseTool", "ToolCallResult", "ToolCallResultEnricher", "sanitize_toolname",
     },
-    "agent_hooks": {"AgentHooksModule", "preview_module", "create_injector"},
+    "agent_hooks": {
+        "AgentHooksModule", "preview_module", "create_injector", "open_app", "ClockModule",
+        "HookEvent", "HookRunner", "HookRun", "HookRunRecord", "HookOutcome", "HookObserver",
+        "HookFailedError",
+    },
+    "agent_hooks.clock": {"Clock", "SystemClock", "FixedClock"},
     "agent_hooks.testing": {"run_manifest"},
 }  # fmt: skip
 

@@ -25,10 +25,15 @@ from referencing.exceptions import Unresolvable
 
 from agent_hooks._toolnames import sanitize_toolname
 from agent_hooks.app_factory import open_app
-from agent_hooks.config import ApplicationConfig, ToolCallHookConfig
-from agent_hooks.config._diagnostics import clip, format_path
-from agent_hooks.config._suggest import did_you_mean, quoted_list
-from agent_hooks.config._templates import is_templated
+from agent_hooks.config import (
+    ApplicationConfig,
+    ToolCallHookConfig,
+    clip,
+    did_you_mean,
+    format_path,
+    is_templated,
+    quoted_list,
+)
 from agent_hooks.errors import ConfigIssue, ToolError
 from agent_hooks.tools import StagedBaseTool
 from agent_hooks.tools.toolsets import ToolRegistry, Toolset

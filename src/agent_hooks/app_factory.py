@@ -13,10 +13,8 @@ from injector import Binder, Injector, Module, multiprovider, provider, singleto
 from agent_hooks._preview_module import is_preview_module
 from agent_hooks.agent_hooks_module import AgentHooksModule
 from agent_hooks.clock import Clock, SystemClock
-from agent_hooks.config import ApplicationConfig, FeatureSettings
-from agent_hooks.config._signing import SigningSettings
-from agent_hooks.injection import MessagesTransformer
-from agent_hooks.injection._trust import SigningKeys
+from agent_hooks.config import ApplicationConfig, FeatureSettings, SigningSettings
+from agent_hooks.injection import MessagesTransformer, SigningKeys
 from agent_hooks.runtime import HookObserver, HookRunner, PreparedHook
 from agent_hooks.tools import (
     NullStageReporter,

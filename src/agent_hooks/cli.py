@@ -25,10 +25,15 @@ from pydantic import TypeAdapter, ValidationError
 from agent_hooks._scrub import scrub, scrubbing_filter
 from agent_hooks.app_factory import ClockModule, open_app
 from agent_hooks.clock import FixedClock
-from agent_hooks.config import ApplicationConfig, FeatureSettings, HookEvent
-from agent_hooks.config._diagnostics import clip, issues_from_validation_error
-from agent_hooks.config._jsontext import parse_json_text
-from agent_hooks.config._references import reference_warnings
+from agent_hooks.config import (
+    ApplicationConfig,
+    FeatureSettings,
+    HookEvent,
+    clip,
+    issues_from_validation_error,
+    parse_json_text,
+    reference_warnings,
+)
 from agent_hooks.errors import AgentHooksError, ConfigError, ConfigIssue, HookFailedError
 from agent_hooks.messages import Message
 from agent_hooks.runtime import HookRun, HookRunner, HookRunRecord

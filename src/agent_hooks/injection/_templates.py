@@ -18,7 +18,7 @@ from jsone.parser import SyntaxError as ParserSyntaxError
 from jsone.render import SyntaxError as RenderSyntaxError
 from jsone.shared import InterpreterError, JSONTemplateError
 
-from agent_hooks.config._templates import is_templated
+from agent_hooks.config import is_templated
 from agent_hooks.errors import AgentHooksError
 
 __all__ = ["TemplateError", "condition_holds", "is_templated", "render_arguments"]

@@ -11,9 +11,7 @@ from agent_hooks.config.hooks import (
     ToolCallHookConfig,
     TTLRefreshCondition,
 )
-from agent_hooks.injection._ids import arguments_json, call_id_prefix
-from agent_hooks.injection._templates import is_templated
-from agent_hooks.injection._trust import TrustRules
+from agent_hooks.injection import TrustRules, arguments_json, call_id_prefix, is_templated
 from agent_hooks.tools.toolsets import ToolRegistry, ToolRoute
 
 __all__ = ["PreparedHook", "prepare_hooks"]

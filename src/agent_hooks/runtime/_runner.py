@@ -26,18 +26,31 @@ from agent_hooks._telemetry import RunSpan, record_hook_span, run_span
 from agent_hooks.clock import Clock
 from agent_hooks.config.hooks import HookEvent, InjectionFrequency
 from agent_hooks.errors import HookFailedError, ToolTimeoutError
-from agent_hooks.injection._context import hook_context
-from agent_hooks.injection._ids import arguments_json, prefixed_call_id
-from agent_hooks.injection._index import HistoryIndex, Placement, PrefixState
-from agent_hooks.injection._pairs import SyntheticPair
-from agent_hooks.injection._staged import SYNTHETIC_PROBE_CALL_ID
-from agent_hooks.injection._templates import TemplateError, condition_holds, render_arguments
-from agent_hooks.injection._trust import SigningKeys, remove_unverified
+from agent_hooks.injection import (
+    SYNTHETIC_PROBE_CALL_ID,
+    HistoryIndex,
+    Placement,
+    PrefixState,
+    SigningKeys,
+    SyntheticPair,
+    TemplateError,
+    arguments_json,
+    condition_holds,
+    hook_context,
+    prefixed_call_id,
+    remove_unverified,
+    render_arguments,
+)
 from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
 from agent_hooks.runtime._prepared import PreparedHook
 from agent_hooks.runtime._records import HookObserver, HookOutcome, HookRun, HookRunRecord
-from agent_hooks.tools import StageReporter, ToolCallResult, ToolCallResultEnricher
-from agent_hooks.tools._call_context import ToolCallContext, call_context
+from agent_hooks.tools import (
+    StageReporter,
+    ToolCallContext,
+    ToolCallResult,
+    ToolCallResultEnricher,
+    call_context,
+)
 from agent_hooks.tools.toolsets import ToolRegistry
 
 __all__ = ["ABANDON_GRACE_SECONDS", "HookRunner"]

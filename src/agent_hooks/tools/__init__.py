@@ -11,6 +11,12 @@ from agent_hooks.tools._base import (
     ToolCallResultEnricher,
     ToolSource,
 )
+from agent_hooks.tools._call_context import (
+    ToolCallContext,
+    call_context,
+    current_call_context,
+    note,
+)
 from agent_hooks.tools._fallback import ErrorMessageStrategy, FallbackProcessor, FallbackStrategy
 from agent_hooks.tools._stages import NullStageReporter, StageLevel, StageReporter
 
@@ -24,8 +30,12 @@ __all__ = [
     "StageReporter",
     "StagedBaseTool",
     "StaticToolSource",
+    "ToolCallContext",
     "ToolCallResult",
     "ToolCallResultEnricher",
     "ToolSource",
+    "call_context",
+    "current_call_context",
+    "note",
     "sanitize_toolname",
 ]

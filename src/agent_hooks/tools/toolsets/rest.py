@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from agent_hooks._scrub import register_url
-from agent_hooks.config._suggest import quoted_list
+from agent_hooks.config import quoted_list
 from agent_hooks.config.toolsets import RestApiToolsetConfig, RestToolConfig, SecretValue
 from agent_hooks.errors import ToolError
 from agent_hooks.tools import StagedBaseTool, sanitize_toolname

@@ -172,6 +172,26 @@ async def test_content_over_the_limit_is_cut_and_the_record_says_so(
     )
 
 
+async def test_a_body_cut_at_the_byte_bound_is_named_in_the_reason(
+    rest_server: RecordingServer,
+) -> None:
+    manifest = {
+        "toolsets": [api(rest_server)],
+        # 10: 4 x 10 bytes stop the read inside the body's 57 characters
+        "hooks": [hook("prefs", toolset_name="api", max_content_chars=10)],
+    }
+    with anyio.fail_after(DEADLINE):
+        async with opened(manifest) as injector:
+            run = await run_once(injector)
+
+    [record] = run.records
+    assert record.outcome == HookOutcome.INJECTED
+    assert record.reason is not None
+    assert "body not read past 40 bytes" in record.reason
+    cut = PREFERENCES[:10] + "\n[truncated at 10 characters]"
+    assert tool_message(run.messages, record.call_id).content == cut
+
+
 async def test_observers_get_every_record_in_manifest_order_and_a_raising_one_is_ignored(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

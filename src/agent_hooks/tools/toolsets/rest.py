@@ -19,7 +19,7 @@ from agent_hooks._scrub import register_url
 from agent_hooks.config import quoted_list
 from agent_hooks.config.toolsets import RestApiToolsetConfig, RestToolConfig, SecretValue
 from agent_hooks.errors import ToolError
-from agent_hooks.tools import StagedBaseTool, sanitize_toolname
+from agent_hooks.tools import StagedBaseTool, current_call_context, note, sanitize_toolname
 from agent_hooks.tools.toolsets._http import HttpToolset, ToolHttpClient
 from agent_hooks.tools.toolsets._secrets import resolve_secrets
 
@@ -67,7 +67,9 @@ class RestTool(StagedBaseTool):
             params={key: _query_value(value) for key, value in rest.items()} if in_query else None,
             json=None if in_query else rest,
         )
-        return body.text  # when cut at the byte bound, the runtime truncates and says so
+        if body.cut:  # its real length is unknown: say so, the runtime then cuts the text
+            note(f"body not read past {current_call_context().max_body_bytes} bytes")
+        return body.text
 
 
 class RestApiToolset(HttpToolset):

@@ -8,9 +8,11 @@ another, or by the HTTP library underneath.
 
 What is registered for a secret value:
 
-- the whole value, when it has at least :data:`MIN_WHOLE_CHARS` characters. Shorter values are
-  words and numbers common in ordinary text (a tenant ``acme``, a version ``2024``, ``true``):
-  scrubbing them would garble every log line while hiding nothing a guess could not find;
+- the whole value of a variable named by ``{"env": NAME}`` (SPEC section 9: every resolved
+  secret), whatever its length; a literal manifest value only when it has at least
+  :data:`MIN_WHOLE_CHARS` characters, since short literals are words and numbers common in
+  ordinary text (a tenant ``acme``, a version ``2024``, ``true``) and scrubbing them would garble
+  every log line while hiding nothing;
 - each whitespace-separated part of at least :data:`MIN_PART_CHARS` characters, so the token of
   ``Bearer sk-...`` is hidden when a library quotes only the token;
 - the percent-encoded form of each of those, as it appears in a logged URL.
@@ -68,9 +70,14 @@ _pattern: re.Pattern[str] | None = None
 """All registered secrets, longest first, so a secret containing another is replaced whole."""
 
 
-def register_secret(value: str) -> None:
-    """Scrub ``value`` (and its long parts, see the module docstring) from now on."""
-    candidates = {value} if len(value) >= MIN_WHOLE_CHARS else set()
+def register_secret(value: str, *, always_whole: bool = False) -> None:
+    """Scrub ``value`` (and its long parts, see the module docstring) from now on.
+
+    ``always_whole`` scrubs the whole value whatever its length: for values that are secrets by
+    declaration (read from an ``{"env": NAME}`` reference), not literals that may be ordinary.
+    """
+    whole = value and (always_whole or len(value) >= MIN_WHOLE_CHARS)
+    candidates = {value} if whole else set()
     candidates.update(part for part in value.split() if len(part) >= MIN_PART_CHARS)
     _add(candidates)
 

@@ -59,7 +59,7 @@ async def test_get_fills_encoded_path_parameters_and_sends_the_rest_as_query(
     [record] = rest_server.received()
     assert record["method"] == "GET"
     assert record["raw_path"] == "/users/ada%20lovelace%2F1/preferences"
-    assert record["query"] == {"verbose": ["true"], "tags": ["a", "b"]}
+    assert record["query"] == {"verbose": ["true"], "tags": ['["a", "b"]']}  # JSON text
     assert record["headers"]["authorization"] == "Bearer t0ken"
     assert record["headers"]["x-tenant"] == "acme"
     assert record["body"] is None

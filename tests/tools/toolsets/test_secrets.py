@@ -81,3 +81,11 @@ def test_every_resolved_value_is_scrubbed_from_then_on(monkeypatch: pytest.Monke
         tool_name="t",
     )
     assert scrub("sk-from-env-0004 and sk-literal-0005") == "*** and ***"
+
+
+def test_a_short_value_read_from_the_environment_is_scrubbed_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TEST_SHORT_SECRET", " k9x2q\n")
+    assert read_env_secret("TEST_SHORT_SECRET", tool_name="t") == "k9x2q"
+    assert scrub("HTTP 500: bad key k9x2q") == "HTTP 500: bad key ***"

@@ -40,6 +40,8 @@ def read_env_secret(variable: str, *, tool_name: str, for_child_env: bool = Fals
         value = os.environ[variable].strip()
     except KeyError:
         raise ToolError(tool_name, f"environment variable {variable!r} is not set") from None
+    if value:
+        register_secret(value, always_whole=True)  # read from the environment: a secret, any size
     return _checked(value, f"environment variable {variable!r}", tool_name, for_child_env)
 
 

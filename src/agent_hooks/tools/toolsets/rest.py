@@ -64,7 +64,7 @@ class RestTool(StagedBaseTool):
             path,
             tool_name=self.name,
             headers=resolve_secrets(self._headers, tool_name=self.name),
-            params={key: _query_value(value) for key, value in rest.items()} if in_query else None,
+            params={key: _as_text(value) for key, value in rest.items()} if in_query else None,
             json=None if in_query else rest,
         )
         if body.cut:  # its real length is unknown: say so, the runtime then cuts the text
@@ -105,13 +105,7 @@ def fill_path(
     return path, rest
 
 
-def _query_value(value: Any) -> str | list[str]:
-    """Lists become repeated keys (``?tag=a&tag=b``); anything else one value."""
-    if isinstance(value, list):
-        return [_as_text(item) for item in value]
-    return _as_text(value)
-
-
 def _as_text(value: Any) -> str:
-    """Strings as they are; numbers, booleans, null and objects as JSON (``true``, ``3``)."""
+    """Strings as they are; numbers, booleans, null, arrays and objects as their JSON text
+    (``true``, ``3``, ``["a", "b"]``: SPEC section 10)."""
     return value if isinstance(value, str) else json.dumps(value)

@@ -150,3 +150,13 @@ def test_the_context_is_plain_json_data() -> None:
     built = context([SYSTEM, {"role": "user", "content": "hi"}, *SYNTHETIC_PAIR])
     assert type(built["event"]) is str
     assert all(type(entry["role"]) is str for entry in built["messages"])
+
+
+def test_the_app_clock_is_json_e_now_and_from_now_counts_from_it() -> None:
+    context = hook_context(
+        HookEvent.ON_REQUEST_START, [], request=None, completion=None, now=1_700_000_000
+    )
+    assert render_arguments({"at": "${now}", "later": {"$fromNow": "1 hour"}}, context) == {
+        "at": "2023-11-14T22:13:20.000Z",
+        "later": "2023-11-14T23:13:20.000Z",
+    }

@@ -29,6 +29,8 @@ def test_dial_deployment_becomes_the_model_only_when_there_is_none() -> None:
     without = {key: value for key, value in BODY.items() if key != "model"}
     assert parse_chat_request(json.dumps(without).encode(), deployment="d1").model == "d1"
     assert parse_chat_request(json.dumps(BODY).encode(), deployment="d1").model == "gpt-x"
+    null_model = {**BODY, "model": None}
+    assert parse_chat_request(json.dumps(null_model).encode(), deployment="d1").model == "d1"
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
+
+from jsone.shared import stringDate
 
 from agent_hooks.config.hooks import HookEvent
 from agent_hooks.messages import Message, Role, ToolCall
@@ -24,11 +27,14 @@ def hook_context(
     *,
     request: Mapping[str, Any] | None,
     completion: Mapping[str, Any] | None,
+    now: float | None = None,
 ) -> dict[str, Any]:
     """The context of every hook of ``event`` in one run.
 
     ``request`` is the host's object (``{}`` when none); ``completion`` gives
     ``iteration_count`` and ``total_tool_calls`` for ``on_completion`` (0 when not given).
+    ``now`` (Unix seconds, the app clock) becomes JSON-e's ``now``, which ``fromNow`` also
+    counts from, so ``--now`` and a fixed clock fix templates' time too.
     """
     entries = [_message_entry(message) for message in messages]
     last_user: dict[str, Any] | None = None
@@ -47,6 +53,8 @@ def hook_context(
         "last_assistant_message": last_assistant,
         "request": dict(request or {}),
     }
+    if now is not None:
+        context["now"] = stringDate(datetime.fromtimestamp(now, tz=UTC))
     if event == HookEvent.ON_COMPLETION:
         counts = completion or {}
         context["iteration_count"] = counts.get("iteration_count") or 0

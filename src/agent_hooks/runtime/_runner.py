@@ -151,13 +151,14 @@ class HookRunner:
                     "outcome=removed_unverified_pairs count=%d reason=signature does not verify",
                     removed,
                 )
+        now = self.clock.now()
         context: Mapping[str, Any] = {}
         if any(hook.needs_context for hook in hooks):
-            context = hook_context(event, received, request=request, completion=completion)
+            context = hook_context(event, received, request=request, completion=completion, now=now)
         with run_span(event) as span:
             if not hooks:
                 return HookRun(history, [])
-            return await self._run_traced(hooks, event, history, context, span)
+            return await self._run_traced(hooks, event, history, context, now, span)
 
     async def _run_traced(
         self,
@@ -165,10 +166,10 @@ class HookRunner:
         event: HookEvent,
         history: list[Message],
         context: Mapping[str, Any],
+        now: float,
         span: RunSpan,
     ) -> HookRun:
         index = HistoryIndex(history)
-        now = self.clock.now()
         outcomes: dict[int, tuple[_Outcome, int, int]] = {}
         limit = asyncio.Semaphore(self.max_concurrency)
 

@@ -72,7 +72,7 @@ class HooksProxy:
                 HookEvent.ON_REQUEST_START, reapply_pairs(chat.messages, stored), request=context
             )
         except HookFailedError as exc:
-            request.state.hooks = _outcomes(exc.failures)
+            request.state.hooks = _outcomes(exc.run.records)
             return error_response(424, str(exc), type_="hook_error", code="hook_failed")
         request.state.hooks = _outcomes(run.records)
         history = [message.to_openai() for message in run.messages]

@@ -78,6 +78,6 @@ def parse_chat_request(raw: bytes, *, deployment: str | None = None) -> ChatRequ
         raise InvalidRequest(
             f"'messages.{where}': {first['msg']}", code="invalid_messages"
         ) from exc
-    if deployment is not None and "model" not in body:
+    if deployment is not None and not body.get("model"):
         body["model"] = deployment
     return ChatRequest(body=body, messages=messages)

@@ -27,11 +27,8 @@ class SigningSettings(BaseSettings):
     def keys(self) -> tuple[str, ...]:
         """The keys in order (signing key first); empty when none is set. Blank parts are
         ignored and surrounding whitespace is stripped (a key mounted from a file ends in a
-        newline)."""
-        if self.signing_keys is not None:
-            raw = self.signing_keys.get_secret_value().split(",")
-        elif self.signing_key is not None:
-            raw = [self.signing_key.get_secret_value()]
-        else:
-            raw = []
-        return tuple(key.strip() for key in raw if key.strip())
+        newline); a ``_KEYS`` with no key in it does not switch off ``_KEY``."""
+        rotation = self.signing_keys.get_secret_value() if self.signing_keys else ""
+        single = self.signing_key.get_secret_value() if self.signing_key else ""
+        keys = tuple(key.strip() for key in rotation.split(",") if key.strip())
+        return keys or ((single.strip(),) if single.strip() else ())

@@ -4,6 +4,8 @@ history goes on unchanged (SPEC section 6)."""
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -141,6 +143,49 @@ async def test_after_a_crash_the_next_hook_reopens_the_session(
     )
     _crashed, reopened = start_log.read_text().split()
     assert tool_pairs(result) == [("flaky_whoami", "{}", reopened)]
+
+
+class _Waiter(logging.Handler):
+    """Sets ``seen`` when a log line contains ``text``: a sync point the product reports."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+        self.seen = anyio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.text in record.getMessage():
+            self.seen.set()
+
+
+async def test_a_server_that_died_between_requests_is_reopened_for_the_next_one(
+    tmp_path: Path,
+) -> None:
+    start_log = tmp_path / "starts.log"
+    config = ApplicationConfig.from_dict(
+        {
+            "toolsets": [{"type": "mcp", "name": "flaky", "server": flaky_server(start_log)}],
+            "hooks": [hook(name="pid", toolset_name="flaky", tool_name="whoami")],
+        }
+    )
+    mcp_logger = logging.getLogger("agent_hooks.tools.mcp")
+    waiter = _Waiter("reason=server_exited")
+    mcp_logger.addHandler(waiter)
+    previous_level = mcp_logger.level
+    mcp_logger.setLevel(logging.INFO)
+    try:
+        with anyio.fail_after(DEADLINE):
+            async with open_app(config) as injector:
+                first = tool_pairs(await run_hooks(injector, HISTORY))
+                os.kill(int(start_log.read_text().split()[0]), signal.SIGKILL)
+                await waiter.seen.wait()  # the session noticed the exit on its own
+                second = tool_pairs(await run_hooks(injector, HISTORY))
+    finally:
+        mcp_logger.removeHandler(waiter)
+        mcp_logger.setLevel(previous_level)
+    first_pid, second_pid = start_log.read_text().split()
+    assert first == [("flaky_whoami", "{}", first_pid)]
+    assert second == [("flaky_whoami", "{}", second_pid)]
 
 
 async def test_a_toolset_fallback_also_covers_a_server_that_cannot_start() -> None:

@@ -228,7 +228,7 @@ class OwnedSession:
                     self._backoff.succeeded()
                     self._ready.set()
                     logger.debug("toolset=%s outcome=session_opened", self.label)
-                    await self._shutdown.wait()
+                    await self._until_retired_or_gone()
                     await self._drained()
                     if self._server is not None:
                         await self._server.stop(_EXIT_GRACE_SECONDS)
@@ -255,6 +255,24 @@ class OwnedSession:
             if not started:
                 self._start_failed(first_error(self._error) if self._error else "cancelled")
             logger.debug("toolset=%s outcome=session_closed", self.label)
+
+    async def _until_retired_or_gone(self) -> None:
+        """Until the session is retired, or its server closed its output (it exited or
+        crashed): a dead server's session retires at once, so the next call opens a new one
+        instead of failing on the old one first."""
+        server = self._server
+        if server is None:
+            await self._shutdown.wait()
+            return
+
+        async def watch() -> None:
+            await server.output_closed.wait()
+            self.retire("server_exited")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch)
+            await self._shutdown.wait()
+            group.cancel_scope.cancel()
 
     def _start_failed(self, reason: object) -> None:
         """Count a failed start for the toolset's backoff, once, as soon as it is known."""

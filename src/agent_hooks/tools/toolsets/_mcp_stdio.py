@@ -47,6 +47,8 @@ class ChildServer:
     def __init__(self, process: Process) -> None:
         self.process = process
         self.pid = process.pid
+        self.output_closed = anyio.Event()
+        """Set when the server's stdout ends: it exited, crashed or closed its side."""
 
     def kill(self) -> None:
         """SIGKILL the server and everything it started; safe from any thread, any time."""
@@ -119,7 +121,7 @@ async def stdio_transport(
     try:
         async with anyio.create_task_group() as pumps:
             assert process.stdout is not None
-            pumps.start_soon(_pump_stdout, process.stdout, inbound_send, label)
+            pumps.start_soon(_pump_stdout, process.stdout, inbound_send, server, label)
             pumps.start_soon(_pump_stdin, server, outbound_receive, inbound_send)
             try:
                 yield inbound, outbound, server
@@ -139,9 +141,11 @@ async def stdio_transport(
 async def _pump_stdout(
     stdout: ByteReceiveStream,
     sink: MemoryObjectSendStream[SessionMessage | Exception],
+    server: ChildServer,
     label: str,
 ) -> None:
-    """Server stdout lines to JSON-RPC messages; end of output closes ``sink``."""
+    """Server stdout lines to JSON-RPC messages; end of output closes ``sink`` and tells
+    ``server.output_closed``."""
     from mcp.shared.message import SessionMessage
     from mcp.types import jsonrpc_message_adapter
 
@@ -165,6 +169,7 @@ async def _pump_stdout(
                         )
                         continue
                     await sink.send(SessionMessage(message))
+    server.output_closed.set()
 
 
 async def _pump_stdin(

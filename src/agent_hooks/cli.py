@@ -275,20 +275,27 @@ def _validate(manifest: Path, *, connect: bool) -> int:
     """
     try:
         config = ApplicationConfig.from_file(manifest, preview=True)
-        if config.hooks and not FeatureSettings().enable_preview_features:
-            print(
-                "warning: hooks are a preview feature and ENABLE_PREVIEW_FEATURES is off;"
-                " a host would ignore them",
-                file=sys.stderr,
-            )
+        if config.hooks:
+            _warn_when_preview_is_off()
         for warning in reference_warnings(config):
             print(f"warning: {warning}", file=sys.stderr)
         issues = asyncio.run(_connection_issues(config)) if connect else []
     except ConfigError as exc:
+        if any(issue.path.startswith("hooks") for issue in exc.issues):
+            _warn_when_preview_is_off()
         raise _UserInputError(exc.issues, stream="stdout") from exc
     if issues:
         raise _UserInputError(issues, stream="stdout")
     return EXIT_OK
+
+
+def _warn_when_preview_is_off() -> None:
+    if not FeatureSettings().enable_preview_features:
+        print(
+            "warning: hooks are a preview feature and ENABLE_PREVIEW_FEATURES is off;"
+            " a host would ignore them",
+            file=sys.stderr,
+        )
 
 
 async def _connection_issues(config: ApplicationConfig) -> list[ConfigIssue]:
@@ -304,12 +311,15 @@ def _schema() -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    """Inputs are checked cheapest first; the manifest's hooks are dropped with a warning while
-    preview features are off, so the history comes back unchanged."""
+    """Inputs are checked cheapest first. The manifest is validated as ``validate`` does (hooks
+    included); while preview features are off its hooks are then dropped with a warning, so
+    the history comes back unchanged."""
     now = _parse_now(args.now)
     request = _parse_request(args.request)
     event = HookEvent(args.event)
-    config = ApplicationConfig.from_file(args.manifest)
+    config = ApplicationConfig.from_file(args.manifest, preview=True)  # bad hooks exit 2 anyway
+    if not FeatureSettings().enable_preview_features:
+        config = ApplicationConfig.from_file(args.manifest)  # warns that the hooks are ignored
     messages = _load_messages(args.messages, max_bytes=args.max_bytes, limit=args.max_messages)
     modules: list[Module] = [ClockModule(FixedClock(now))] if now is not None else []
     try:

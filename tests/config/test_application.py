@@ -22,9 +22,11 @@ def test_a_deployment_toolset_needs_no_name() -> None:
     assert toolset.name == "deployment"
 
 
-def test_two_unnamed_deployment_toolsets_must_be_told_apart() -> None:
+def test_deployment_toolsets_without_a_name_may_coexist_but_a_name_given_twice_may_not() -> None:
+    assert len(ApplicationConfig.from_dict({"toolsets": [DEPLOYMENT, DEPLOYMENT]}).toolsets) == 2
+    named = {**DEPLOYMENT, "name": "dial"}
     with pytest.raises(ConfigError) as caught:
-        ApplicationConfig.from_dict({"toolsets": [DEPLOYMENT, DEPLOYMENT]})
+        ApplicationConfig.from_dict({"toolsets": [named, named]})
     assert [str(issue) for issue in caught.value.issues] == [
-        "toolsets[1].name: duplicate toolset name 'deployment' (first used at toolsets[0])"
+        "toolsets[1].name: duplicate toolset name 'dial' (first used at toolsets[0])"
     ]

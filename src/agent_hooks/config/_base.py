@@ -44,5 +44,6 @@ JsonInt = Annotated[int, Field(strict=True), BeforeValidator(whole_float_to_int)
 """An integer as JSON Schema counts them: ``60`` and ``60.0``, never ``"60"`` or ``true``, so
 the validator and the published schema (``"type": "integer"``) accept the same manifests."""
 
-JsonNumber = Annotated[float, Field(strict=True)]
-"""A JSON number (integer or not), never ``"30"`` or ``true``, as the schema's ``"number"``."""
+JsonNumber = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+"""A JSON number (integer or not), never ``"30"`` or ``true``, as the schema's ``"number"``;
+finite (``1e400`` overflows to infinity, which no JSON number means)."""

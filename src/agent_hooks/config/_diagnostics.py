@@ -23,13 +23,10 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from agent_hooks.config._suggest import did_you_mean, quoted_list
+from agent_hooks.config._suggest import MAX_ECHO_CHARS, clip, did_you_mean, quoted_list
 from agent_hooks.errors import ConfigIssue
 
-__all__ = ["MAX_ECHO_CHARS", "clip", "format_path", "issues_from_validation_error"]
-
-MAX_ECHO_CHARS = 80
-"""Longest piece of the author's text a message repeats (SPEC section 7)."""
+__all__ = ["format_path", "issues_from_validation_error"]
 
 _JSON_TYPE_NAMES = {
     "string_type": "a string",
@@ -230,11 +227,6 @@ def _one_of(choices: Sequence[str]) -> str:
     if len(choices) == 1:
         return repr(choices[0])
     return f"one of {quoted_list(choices[:-1])} or {choices[-1]!r}"
-
-
-def clip(text: str, limit: int = MAX_ECHO_CHARS) -> str:
-    """``text`` cut to ``limit`` characters (``...`` marks the cut), for echoing in a message."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _describe(value: object) -> str:

@@ -24,7 +24,7 @@ PREVIEW_MARKER = "x-preview"
 class FeatureSettings(BaseSettings):
     """Feature switches read from the environment; build a new one each time it matters."""
 
-    model_config = SettingsConfigDict(extra="ignore")
+    model_config = SettingsConfigDict(extra="ignore", env_ignore_empty=True)
 
     enable_preview_features: bool = False
     """``ENABLE_PREVIEW_FEATURES``: turn on preview manifest fields and preview DI modules."""

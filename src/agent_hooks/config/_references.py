@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from agent_hooks._toolnames import MAX_TOOL_NAME_LENGTH, uncut_toolname
-from agent_hooks.config._diagnostics import clip
-from agent_hooks.config._suggest import did_you_mean, quoted_list
+from agent_hooks.config._suggest import clip, did_you_mean, quoted_list
 from agent_hooks.config.toolsets import DeploymentToolsetConfig, RestApiToolsetConfig
 from agent_hooks.errors import ConfigIssue
 
@@ -31,7 +30,7 @@ def reference_errors(config: ApplicationConfig) -> list[InitErrorDetails]:
     """Every cross-reference problem, in manifest order (toolsets first, then hook by hook)."""
     hooks = config.hooks or []
     toolset_types = _toolset_types(config)
-    errors = _duplicates("toolsets", ((i, t.name) for i, t in enumerate(config.toolsets)))
+    errors = _duplicates("toolsets", _named_toolsets(config))
     errors += _sanitized_collisions(config)
     errors += _duplicates("hooks", ((i, h.name) for i, h in enumerate(hooks)))
     errors += _declared_tool_length_errors(config)
@@ -63,19 +62,32 @@ def _sanitized_collisions(config: ApplicationConfig) -> list[InitErrorDetails]:
     same final names, so one would silently answer for the other."""
     first: dict[str, tuple[int, str]] = {}
     errors: list[InitErrorDetails] = []
-    for index, toolset in enumerate(config.toolsets):
-        key = uncut_toolname(toolset.name)
+    for index, name in _named_toolsets(config):
+        key = uncut_toolname(name)
         if key not in first:
-            first[key] = (index, toolset.name)
+            first[key] = (index, name)
             continue
         other_index, other = first[key]
-        if other != toolset.name:  # an exact repeat is already a duplicate-name error
+        if other != name:  # an exact repeat is already a duplicate-name error
             message = (
-                f"toolset names {_q(other)} (toolsets[{other_index}]) and {_q(toolset.name)}"
+                f"toolset names {_q(other)} (toolsets[{other_index}]) and {_q(name)}"
                 f" both become {_q(key)} in tool names; rename one"
             )
-            errors.append(_error(("toolsets", index, "name"), message, toolset.name))
+            errors.append(_error(("toolsets", index, "name"), message, name))
     return errors
+
+
+def _named_toolsets(config: ApplicationConfig) -> list[tuple[int, str]]:
+    """Each toolset's index and name, leaving out deployment toolsets that give none: their
+    default name is only a label (their tools keep their own names), so two of them may
+    coexist."""
+    return [
+        (index, toolset.name)
+        for index, toolset in enumerate(config.toolsets)
+        if not (
+            isinstance(toolset, DeploymentToolsetConfig) and "name" not in toolset.model_fields_set
+        )
+    ]
 
 
 def _toolset_errors(

@@ -125,6 +125,7 @@ class HookRunner:
             HookFailedError: a hook with ``on_error: "fail"`` failed; raised after every other
                 hook finished, carrying the whole run.
         """
+        event = HookEvent(event)  # a plain "on_request_start" means the same event
         hooks = [hook for hook in self.hooks if hook.event is event]
         return await self.run_hooks(hooks, event, messages, request=request, completion=completion)
 
@@ -142,6 +143,7 @@ class HookRunner:
         Raises:
             HookFailedError: as :meth:`run`.
         """
+        event = HookEvent(event)
         received = [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
         history = received
         if event is HookEvent.ON_REQUEST_START and self.signing_keys:
@@ -244,6 +246,8 @@ class HookRunner:
             return _Outcome(HookOutcome.SKIPPED_ERROR, reason_for(exc))
         content = called.result.content
         notes = list(called.notes)
+        if content is None and hook.event is HookEvent.ON_COMPLETION:
+            return _Outcome(HookOutcome.COMPLETED, _joined(notes))  # a side effect, nothing to say
         if content is None:
             return _Outcome(
                 HookOutcome.SKIPPED_ERROR, _joined([*notes, "tool returned no content"])

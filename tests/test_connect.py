@@ -164,9 +164,15 @@ async def test_a_verbatim_tool_name_is_looked_up_in_every_toolset() -> None:
     ]
 
 
-async def test_a_verbatim_tool_name_is_not_judged_while_some_toolset_is_unreachable() -> None:
-    found = await lines([unreachable(), CLOCK], [hook("current_tim")])
+async def test_a_verbatim_name_an_unreachable_toolset_could_own_is_not_judged() -> None:
+    found = await lines([unreachable(), CLOCK], [hook("remote_search")])
     assert [line.split(":", 1)[0] for line in found] == ["toolsets[0]"]
+
+
+async def test_an_unreachable_toolset_does_not_hide_a_typo_it_could_never_own() -> None:
+    found = await lines([unreachable(), CLOCK], [hook("current_tim")])
+    assert [line.split(":", 1)[0] for line in found] == ["toolsets[0]", "hooks[0].tool_name"]
+    assert found[1].endswith("did you mean 'current_time'?")
 
 
 async def test_an_internal_tool_nobody_registered_is_a_config_error_before_any_contact() -> None:

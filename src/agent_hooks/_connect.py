@@ -159,7 +159,8 @@ def _missing_tool(
 ) -> str | None:
     """Why ``hook``'s tool cannot be found, or ``None`` when nobody can tell.
 
-    A hook whose toolset could not be reached is not judged: its toolset is already an error.
+    A hook whose toolset could not be reached is not judged (its toolset is already an error),
+    nor a hook without ``toolset_name`` whose name an unreachable toolset could own.
     Without ``toolset_name`` the tool may also be a registered Python tool (``registered``).
     """
     final_name = hook.final_tool_name
@@ -178,8 +179,8 @@ def _missing_tool(
     for listing in listings:
         if (hidden := listing.hidden_name_for(final_name)) is not None:
             return _hidden_message(final_name, listing.toolset, hidden)
-    if any(item.failure is not None for item in listings):
-        return None
+    if any(item.failure is not None and item.toolset.may_provide(final_name) for item in listings):
+        return None  # an unreachable toolset that could own the name: nobody can tell
     offered = [name for item in listings for name in item.tool_names]
     offered += [tool.name for tool in registered if tool.name not in offered]
     return f"no toolset has a tool named {hook.tool_name!r}{_closest(hook.tool_name, offered)}"

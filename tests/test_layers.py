@@ -32,6 +32,8 @@ LAYERS: list[tuple[str, int]] = [
     ("agent_hooks.testing", 6),
     ("agent_hooks.serve", 7),
     ("agent_hooks.cli", 7),
+    ("agent_hooks._cli_inputs", 7),
+    ("agent_hooks._cli_logging", 7),
     ("agent_hooks.__main__", 7),
     ("agent_hooks", 6),
 ]

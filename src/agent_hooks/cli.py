@@ -11,18 +11,25 @@ import argparse
 import asyncio
 import json
 import logging
-import math
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from injector import Module
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
-from agent_hooks._scrub import scrub, scrubbing_filter
+from agent_hooks._cli_inputs import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_MESSAGES,
+    UserInputError,
+    load_messages,
+    parse_now,
+    parse_request,
+)
+from agent_hooks._cli_logging import stderr_logging
+from agent_hooks._reasons import reason_for
 from agent_hooks.app_factory import ClockModule, open_app
 from agent_hooks.clock import FixedClock
 from agent_hooks.config import (
@@ -30,8 +37,6 @@ from agent_hooks.config import (
     FeatureSettings,
     HookEvent,
     clip,
-    issues_from_validation_error,
-    parse_json_text,
     reference_warnings,
 )
 from agent_hooks.errors import AgentHooksError, ConfigError, ConfigIssue, HookFailedError
@@ -48,24 +53,11 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
 
 MAX_LISTED_ERRORS = 50
 """Error listings stop after this many lines, then say how many more there were."""
-DEFAULT_MAX_MESSAGES = 100_000
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-MAX_NOW_SECONDS = 10**10
 
 logger = logging.getLogger("agent_hooks.cli")
 
-_MESSAGES = TypeAdapter(list[Message])
 _LOG_LEVELS = (logging.WARNING, logging.INFO, logging.DEBUG)
 """Log level by the number of ``-v`` flags."""
-
-
-class _UserInputError(Exception):
-    """Bad input the user must fix: printed as ``PATH: message`` lines, exit code 2."""
-
-    def __init__(self, issues: Sequence[ConfigIssue], *, stream: str = "stderr") -> None:
-        super().__init__("\n".join(str(issue) for issue in issues))
-        self.issues = tuple(issues)
-        self.stream = stream
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -80,47 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse reports usage errors by exiting
         return exc.code if isinstance(exc.code, int) else EXIT_INVALID
     verbosity = min(args.verbose + args.verbose_after, len(_LOG_LEVELS) - 1)
-    with _stderr_logging(_LOG_LEVELS[verbosity]):
+    with stderr_logging(_LOG_LEVELS[verbosity]):
         return _run_command(args)
-
-
-class _OneLineFormatter(logging.Formatter):
-    """One line per record, however it was logged: an exception is added to the line as
-    ``ExcType: message`` instead of a traceback, stacks are left out, and line breaks inside a
-    message become spaces. The line is scrubbed again, because exception text is not part of what
-    the scrubbing filter rewrites unless it rendered a traceback."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        line = f"{record.levelname} {record.name}: {record.getMessage()}"
-        exc = record.exc_info[1] if record.exc_info else None
-        if exc is not None:
-            line = f"{line}: {type(exc).__name__}: {exc}"
-        return scrub(" ".join(line.splitlines()))
-
-
-@contextmanager
-def _stderr_logging(level: int) -> Iterator[None]:
-    """Send every log record at ``level`` or above to stderr for one command, then put the
-    logging configuration back as it was (:func:`main` also runs in-process: tests, a host's own
-    tooling).
-
-    The handler sits on the root logger, so the libraries underneath (the MCP SDK, httpx, anyio,
-    uvicorn) print through it too: same format, same scrubbing.
-    """
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_OneLineFormatter())
-    handler.addFilter(scrubbing_filter())
-    touched = [logging.getLogger(), logging.getLogger("agent_hooks")]
-    previous_levels = [each.level for each in touched]
-    touched[0].addHandler(handler)
-    for each in touched:
-        each.setLevel(level)
-    try:
-        yield
-    finally:
-        touched[0].removeHandler(handler)
-        for each, previous in zip(touched, previous_levels, strict=True):
-            each.setLevel(previous)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -215,7 +168,7 @@ def _run_command(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         _print_listing([str(issue) for issue in exc.issues], sys.stderr)
         return EXIT_INVALID
-    except _UserInputError as exc:
+    except UserInputError as exc:
         stream = sys.stdout if exc.stream == "stdout" else sys.stderr
         _print_listing([str(issue) for issue in exc.issues], stream)
         return EXIT_INVALID
@@ -245,7 +198,7 @@ def _run_command(args: argparse.Namespace) -> int:
 
 def _unexpected(exc: Exception) -> int:
     logger.debug("unexpected failure", exc_info=True)
-    print(f"error: unexpected {type(exc).__name__}: {scrub(str(exc))}", file=sys.stderr)
+    print(f"error: unexpected {reason_for(exc)}", file=sys.stderr)
     return EXIT_INTERNAL
 
 
@@ -283,9 +236,9 @@ def _validate(manifest: Path, *, connect: bool) -> int:
     except ConfigError as exc:
         if any(issue.path.startswith("hooks") for issue in exc.issues):
             _warn_when_preview_is_off()
-        raise _UserInputError(exc.issues, stream="stdout") from exc
+        raise UserInputError(exc.issues, stream="stdout") from exc
     if issues:
-        raise _UserInputError(issues, stream="stdout")
+        raise UserInputError(issues, stream="stdout")
     return EXIT_OK
 
 
@@ -314,13 +267,13 @@ def _run(args: argparse.Namespace) -> int:
     """Inputs are checked cheapest first. The manifest is validated as ``validate`` does (hooks
     included); while preview features are off its hooks are then dropped with a warning, so
     the history comes back unchanged."""
-    now = _parse_now(args.now)
-    request = _parse_request(args.request)
+    now = parse_now(args.now)
+    request = parse_request(args.request)
     event = HookEvent(args.event)
     config = ApplicationConfig.from_file(args.manifest, preview=True)  # bad hooks exit 2 anyway
     if not FeatureSettings().enable_preview_features:
         config = ApplicationConfig.from_file(args.manifest)  # warns that the hooks are ignored
-    messages = _load_messages(args.messages, max_bytes=args.max_bytes, limit=args.max_messages)
+    messages = load_messages(args.messages, max_bytes=args.max_bytes, limit=args.max_messages)
     modules: list[Module] = [ClockModule(FixedClock(now))] if now is not None else []
     try:
         run = asyncio.run(_run_hooks(config, modules, event, messages, request))
@@ -367,75 +320,6 @@ def _explain(records: Sequence[HookRunRecord]) -> None:
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
         print("  ".join([*cells, row[4]]).rstrip(), file=sys.stderr)
-
-
-def _parse_now(text: str | None) -> float | None:
-    if text is None:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 <= value <= MAX_NOW_SECONDS:  # also rejects nan
-        message = f"must be Unix seconds from 0 to {MAX_NOW_SECONDS}, got {clip(repr(text))}"
-        raise _UserInputError([ConfigIssue("--now", message)])
-    return value
-
-
-def _parse_request(text: str | None) -> dict[str, Any] | None:
-    if text is None:
-        return None
-    try:
-        data = parse_json_text(text, source="--request")
-    except ConfigError as exc:
-        raise _UserInputError([ConfigIssue("--request", i.message) for i in exc.issues]) from exc
-    if not isinstance(data, dict):
-        got = clip(json.dumps(data))
-        raise _UserInputError([ConfigIssue("--request", f"must be a JSON object, got {got}")])
-    return data
-
-
-def _load_messages(source: str, *, max_bytes: int, limit: int) -> list[Message]:
-    """The history to run on, refused before validation when it is over the limits.
-
-    Raises:
-        _UserInputError: the file cannot be read, is too large, is not JSON, has too many
-            messages, or a message is not an OpenAI message (one line per problem).
-    """
-    where = "stdin" if source == "-" else source
-    raw = _read_at_most(source, max_bytes + 1)
-    if len(raw) > max_bytes:
-        message = f"{where} is larger than {max_bytes} bytes; --max-bytes raises the limit"
-        raise _UserInputError([ConfigIssue("$", message)])
-    try:
-        data: Any = parse_json_text(raw.decode("utf-8"), source=where)
-    except UnicodeDecodeError as exc:
-        message = f"{where} is not UTF-8 text (byte {exc.start})"
-        raise _UserInputError([ConfigIssue("$", message)]) from exc
-    except ConfigError as exc:
-        raise _UserInputError(exc.issues) from exc
-    if isinstance(data, list) and len(data) > limit:
-        message = f"{len(data)} messages, more than {limit}; --max-messages raises the limit"
-        raise _UserInputError([ConfigIssue("$", message)])
-    try:
-        return _MESSAGES.validate_python(data)
-    except ValidationError as exc:
-        raise _UserInputError(issues_from_validation_error(exc, data, Message)) from exc
-
-
-def _read_at_most(source: str, size: int) -> bytes:
-    """At most ``size`` bytes of the file, or of stdin for ``-``: a huge input is never loaded."""
-    try:
-        if source != "-":
-            with open(source, "rb") as file:
-                return file.read(size)
-        if hasattr(sys.stdin, "buffer"):
-            return sys.stdin.buffer.read(size)
-        return sys.stdin.read(size).encode("utf-8")  # a text-only stdin (an in-process caller)
-    except OSError as exc:
-        where = "stdin" if source == "-" else source
-        message = f"cannot read messages from {where}: {exc.strerror or exc}"
-        raise _UserInputError([ConfigIssue("$", message)]) from exc
 
 
 if __name__ == "__main__":

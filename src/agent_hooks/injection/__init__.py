@@ -15,7 +15,7 @@ from agent_hooks.injection._ids import (
     ttl_expiry,
 )
 from agent_hooks.injection._index import HistoryIndex, Placement, PrefixState
-from agent_hooks.injection._pairs import SyntheticPair
+from agent_hooks.injection._pairs import SyntheticPair, build_pair, new_call_id
 from agent_hooks.injection._staged import SYNTHETIC_PROBE_CALL_ID, StagedToolSyntheticInjector
 from agent_hooks.injection._synthetic import SyntheticToolCallInjector
 from agent_hooks.injection._templates import (
@@ -41,12 +41,14 @@ __all__ = [
     "TemplateError",
     "TrustRules",
     "arguments_json",
+    "build_pair",
     "call_id_prefix",
     "condition_holds",
     "hook_context",
     "is_synthetic_call_id",
     "is_templated",
     "make_call_id",
+    "new_call_id",
     "prefixed_call_id",
     "remove_unverified",
     "render_arguments",

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from agent_hooks.config.hooks import InjectionFrequency
 from agent_hooks.injection._ids import ParsedCallId, parse_call_id
 from agent_hooks.injection._pairs import SyntheticPair, first_time_insert_index
 from agent_hooks.injection._trust import SigningKeys, TrustRules, is_trusted
@@ -71,6 +72,12 @@ class PrefixState:
                 return candidate
         return None
 
+    def is_fresh(self, rules: TrustRules, keys: SigningKeys) -> bool:
+        """Whether the latest pair that counts still has a TTL in the future."""
+        latest = self.latest_trusted(rules, keys)
+        expiry = latest.parsed.expiry if latest is not None else None
+        return expiry is not None and rules.now < expiry
+
     def add(self, candidate: Candidate, replacing: Candidate | None = None) -> None:
         if replacing is not None:
             self.candidates[self.candidates.index(replacing)] = candidate
@@ -119,6 +126,35 @@ class HistoryIndex:
     def state(self, prefix: str) -> PrefixState:
         """A fresh working copy of the pairs of ``prefix`` (one per group of hooks)."""
         return PrefixState(list(self._by_prefix.get(prefix, ())))
+
+    def place(
+        self,
+        state: PrefixState,
+        *,
+        hook: int,
+        pair: SyntheticPair,
+        frequency: InjectionFrequency,
+        rules: TrustRules,
+        keys: SigningKeys,
+    ) -> Placement:
+        """Decide where ``pair`` goes by SPEC section 4, record it, and say where.
+
+        ``always`` appends; ``append_if_changed`` inserts a first pair after the first user
+        message, replaces the latest pair that counts when its content is the same, and
+        appends otherwise.
+        """
+        if frequency is InjectionFrequency.ALWAYS:
+            self.decide(state, hook=hook, pair=pair, placement=Placement.APPEND)
+            return Placement.APPEND
+        latest = state.latest_trusted(rules, keys)
+        if latest is None:
+            placement = Placement.INSERT
+        elif latest.content == pair.tool.content:
+            placement = Placement.REPLACE
+        else:
+            placement = Placement.APPEND
+        self.decide(state, hook=hook, pair=pair, placement=placement, target=latest)
+        return placement
 
     def decide(
         self,

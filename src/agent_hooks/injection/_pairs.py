@@ -6,13 +6,16 @@ every hook of a run in one pass.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_hooks.injection._ids import is_synthetic_call_id
-from agent_hooks.messages import Message, Role
+from agent_hooks.injection._ids import is_synthetic_call_id, prefixed_call_id
+from agent_hooks.injection._trust import SigningKeys
+from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
+from agent_hooks.tools import ToolCallResult, ToolCallResultEnricher
 
-__all__ = ["SyntheticPair", "first_time_insert_index"]
+__all__ = ["SyntheticPair", "build_pair", "first_time_insert_index", "new_call_id"]
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,45 @@ class SyntheticPair:
 
     assistant: Message
     tool: Message
+
+
+def new_call_id(
+    prefix: str,
+    content: str,
+    *,
+    checks_content: bool,
+    expiry: int | None,
+    keys: SigningKeys | None = None,
+) -> str:
+    """A fresh id for a pair of ``prefix`` carrying ``content`` (signed when there are keys).
+
+    Hooks that compare content hash it into the id; ``always`` hashes a random token instead,
+    so its ids differ on every call.
+
+    Raises:
+        ValueError: a negative expiry.
+    """
+    content_key = content if checks_content else secrets.token_hex(16)
+    unsigned = prefixed_call_id(prefix, content_key, ttl_expiry_seconds=expiry)
+    return (keys or SigningKeys()).sign(unsigned, content)
+
+
+def build_pair(
+    tool_name: str,
+    call_id: str,
+    content: str,
+    arguments_text: str,
+    enrichers: Sequence[ToolCallResultEnricher] = (),
+) -> SyntheticPair:
+    """The assistant call and the enriched tool answer for one injection."""
+    function = FunctionCall(name=tool_name, arguments=arguments_text)
+    call = ToolCall(id=call_id, type="function", function=function)
+    assistant = Message(role=Role.ASSISTANT, content=None, tool_calls=[call])
+    tool_message = Message(role=Role.TOOL, tool_call_id=call_id, content=content)
+    result = ToolCallResult(tool_call_id=call_id, content=content, tool_name=tool_name)
+    for enricher in enrichers:
+        tool_message = enricher.enrich(tool_message, result)
+    return SyntheticPair(assistant=assistant, tool=tool_message)
 
 
 def first_time_insert_index(messages: Sequence[Message]) -> int:

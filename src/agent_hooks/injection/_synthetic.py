@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import secrets
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_hooks.clock import Clock, SystemClock
 from agent_hooks.config.hooks import InjectionFrequency
-from agent_hooks.injection._ids import arguments_json, call_id_prefix, make_call_id
-from agent_hooks.injection._index import HistoryIndex, Placement
-from agent_hooks.injection._pairs import SyntheticPair
+from agent_hooks.injection._ids import arguments_json, call_id_prefix
+from agent_hooks.injection._index import HistoryIndex
+from agent_hooks.injection._pairs import SyntheticPair, build_pair, new_call_id
 from agent_hooks.injection._transformer import MessagesTransformer
 from agent_hooks.injection._trust import SigningKeys, TrustRules
-from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
-from agent_hooks.tools import ToolCallResult, ToolCallResultEnricher
+from agent_hooks.messages import Message
+from agent_hooks.tools import ToolCallResultEnricher
 
 __all__ = ["SyntheticToolCallInjector"]
 
@@ -61,32 +60,30 @@ class SyntheticToolCallInjector(MessagesTransformer):
         """False while a TTL-stamped result for this tool and these arguments is still fresh."""
         if self.ttl_seconds is None:
             return True
-        now = self.clock.now()
-        index = HistoryIndex(messages)
-        state = index.state(call_id_prefix(self.get_tool_name(), self.get_arguments()))
-        latest = state.latest_trusted(self._rules(messages, now), SigningKeys())
-        expiry = latest.parsed.expiry if latest is not None else None
-        return expiry is None or now >= expiry
+        state = HistoryIndex(messages).state(self._prefix())
+        return not state.is_fresh(self._rules(messages), SigningKeys())
 
-    def _rules(self, messages: Sequence[Message], now: float) -> TrustRules:
+    def _prefix(self) -> str:
+        return call_id_prefix(self.get_tool_name(), self.get_arguments())
+
+    def _rules(self, messages: Sequence[Message]) -> TrustRules:
         frequency = self.get_frequency(messages)
         return TrustRules(
-            now=now,
+            now=self.clock.now(),
             ttl_seconds=self.ttl_seconds,
             check_content=frequency is InjectionFrequency.APPEND_IF_CHANGED,
         )
 
     def make_call_id(self, content: str, frequency: InjectionFrequency) -> str:
         """A fresh id; ``always`` hashes a random token instead of the content so ids differ."""
-        content_key = content if frequency is InjectionFrequency.APPEND_IF_CHANGED else None
         expiry = None
         if self.ttl_seconds is not None:
             expiry = int(self.clock.now()) + self.ttl_seconds
-        return make_call_id(
-            self.get_tool_name(),
-            self.get_arguments(),
-            content_key if content_key is not None else secrets.token_hex(16),
-            ttl_expiry_seconds=expiry,
+        return new_call_id(
+            self._prefix(),
+            content,
+            checks_content=frequency is InjectionFrequency.APPEND_IF_CHANGED,
+            expiry=expiry,
         )
 
     async def transform(self, messages: Sequence[Message]) -> list[Message]:
@@ -102,31 +99,12 @@ class SyntheticToolCallInjector(MessagesTransformer):
         frequency = self.get_frequency(messages)
         pair = self.build_pair(self.make_call_id(content, frequency), content)
         index = HistoryIndex(messages)
-        state = index.state(call_id_prefix(self.get_tool_name(), self.get_arguments()))
-        if frequency is InjectionFrequency.ALWAYS:
-            index.decide(state, hook=0, pair=pair, placement=Placement.APPEND)
-            return index.splice()
-        latest = state.latest_trusted(self._rules(messages, self.clock.now()), SigningKeys())
-        if latest is None:
-            placement = Placement.INSERT
-        elif latest.content == pair.tool.content:
-            placement = Placement.REPLACE
-        else:
-            placement = Placement.APPEND
-        index.decide(state, hook=0, pair=pair, placement=placement, target=latest)
+        rules = self._rules(messages)
+        state = index.state(self._prefix())
+        index.place(state, hook=0, pair=pair, frequency=frequency, rules=rules, keys=SigningKeys())
         return index.splice()
 
     def build_pair(self, call_id: str, content: str) -> SyntheticPair:
         """The assistant call and the enriched tool answer for one injection."""
-        tool_name = self.get_tool_name()
-        call = ToolCall(
-            id=call_id,
-            type="function",
-            function=FunctionCall(name=tool_name, arguments=arguments_json(self.get_arguments())),
-        )
-        assistant = Message(role=Role.ASSISTANT, content=None, tool_calls=[call])
-        tool_message = Message(role=Role.TOOL, tool_call_id=call_id, content=content)
-        result = ToolCallResult(tool_call_id=call_id, content=content, tool_name=tool_name)
-        for enricher in self.enrichers:
-            tool_message = enricher.enrich(tool_message, result)
-        return SyntheticPair(assistant=assistant, tool=tool_message)
+        arguments_text = arguments_json(self.get_arguments())
+        return build_pair(self.get_tool_name(), call_id, content, arguments_text, self.enrichers)

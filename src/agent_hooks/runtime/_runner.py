@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from typing import Any
 from agent_hooks._reasons import reason_for
 from agent_hooks._telemetry import RunSpan, record_hook_span, run_span
 from agent_hooks.clock import Clock
-from agent_hooks.config.hooks import HookEvent, InjectionFrequency
+from agent_hooks.config.hooks import HookEvent
 from agent_hooks.errors import HookFailedError, ToolTimeoutError
 from agent_hooks.injection import (
     SYNTHETIC_PROBE_CALL_ID,
@@ -32,16 +31,16 @@ from agent_hooks.injection import (
     Placement,
     PrefixState,
     SigningKeys,
-    SyntheticPair,
     TemplateError,
     arguments_json,
+    build_pair,
     condition_holds,
     hook_context,
-    prefixed_call_id,
+    new_call_id,
     remove_unverified,
     render_arguments,
 )
-from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
+from agent_hooks.messages import Message
 from agent_hooks.runtime._prepared import PreparedHook
 from agent_hooks.runtime._records import HookObserver, HookOutcome, HookRun, HookRunRecord
 from agent_hooks.tools import (
@@ -231,11 +230,8 @@ class HookRunner:
         except TemplateError as exc:
             return _Outcome(HookOutcome.SKIPPED_ERROR, reason_for(exc))
         rules = hook.rules(now)
-        if hook.ttl_seconds is not None:
-            latest = state.latest_trusted(rules, self.signing_keys)
-            expiry = latest.parsed.expiry if latest is not None else None
-            if expiry is not None and now < expiry:
-                return _Outcome(HookOutcome.SKIPPED_FRESH)
+        if hook.ttl_seconds is not None and state.is_fresh(rules, self.signing_keys):
+            return _Outcome(HookOutcome.SKIPPED_FRESH)
         try:
             called = await self._call_within_deadline(hook, arguments)
         except TimeoutError as exc:
@@ -263,23 +259,28 @@ class HookRunner:
             notes.append(f"content of {original_chars} characters cut at {limit}")
         if hook.event is HookEvent.ON_COMPLETION:
             return _Outcome(HookOutcome.COMPLETED, _joined(notes), original_chars, cut=cut)
+        expiry = int(now) + hook.ttl_seconds if hook.ttl_seconds is not None else None
+        call_id = new_call_id(
+            hook.prefix,
+            content,
+            checks_content=hook.checks_content,
+            expiry=expiry,
+            keys=self.signing_keys,
+        )
         try:
-            pair = self._pair(hook, content, now, arguments_text)
+            pair = build_pair(hook.tool, call_id, content, arguments_text, self.enrichers)
         except Exception as exc:  # a host's enricher failing is the hook failing, not the request
             logger.debug("hook=%s enrichment failure detail", hook.label, exc_info=True)
             return _Outcome(HookOutcome.SKIPPED_ERROR, reason_for(exc), original_chars)
-        call_id = pair.tool.tool_call_id
-        if hook.config.frequency is InjectionFrequency.ALWAYS:
-            index.decide(state, hook=hook.index, pair=pair, placement=Placement.APPEND)
-            return _Outcome(HookOutcome.INJECTED, _joined(notes), original_chars, call_id, cut)
-        latest = state.latest_trusted(rules, self.signing_keys)
-        if latest is None:
-            placement, outcome = Placement.INSERT, HookOutcome.INJECTED
-        elif latest.content == pair.tool.content:
-            placement, outcome = Placement.REPLACE, HookOutcome.REPLACED
-        else:
-            placement, outcome = Placement.APPEND, HookOutcome.INJECTED
-        index.decide(state, hook=hook.index, pair=pair, placement=placement, target=latest)
+        placement = index.place(
+            state,
+            hook=hook.index,
+            pair=pair,
+            frequency=hook.config.frequency,
+            rules=rules,
+            keys=self.signing_keys,
+        )
+        outcome = HookOutcome.REPLACED if placement is Placement.REPLACE else HookOutcome.INJECTED
         return _Outcome(outcome, _joined(notes), original_chars, call_id, cut)
 
     async def _call_within_deadline(
@@ -317,23 +318,6 @@ class HookRunner:
             tool = await self.registry.resolve(hook.route)
             result = await tool.call(arguments, tool_call_id=SYNTHETIC_PROBE_CALL_ID)
         return _Called(result, tuple(context.notes))
-
-    def _pair(
-        self, hook: PreparedHook, content: str, now: float, arguments_text: str
-    ) -> SyntheticPair:
-        """The assistant call and the enriched tool answer for one injection."""
-        content_key = content if hook.checks_content else secrets.token_hex(16)
-        expiry = int(now) + hook.ttl_seconds if hook.ttl_seconds is not None else None
-        unsigned = prefixed_call_id(hook.prefix, content_key, ttl_expiry_seconds=expiry)
-        call_id = self.signing_keys.sign(unsigned, content)
-        function = FunctionCall(name=hook.tool, arguments=arguments_text)
-        call = ToolCall(id=call_id, type="function", function=function)
-        assistant = Message(role=Role.ASSISTANT, content=None, tool_calls=[call])
-        tool_message = Message(role=Role.TOOL, tool_call_id=call_id, content=content)
-        result = ToolCallResult(tool_call_id=call_id, content=content, tool_name=hook.tool)
-        for enricher in self.enrichers:
-            tool_message = enricher.enrich(tool_message, result)
-        return SyntheticPair(assistant=assistant, tool=tool_message)
 
     def _record(
         self, hook: PreparedHook, event: HookEvent, outcome: _Outcome, latency_ms: float

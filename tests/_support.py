@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from injector import Module, multiprovider
+
 from agent_hooks.messages import Message
 from agent_hooks.tools import StagedBaseTool
 
@@ -31,3 +33,14 @@ class ScriptedTool(StagedBaseTool):
 def msg(**fields: Any) -> Message:
     """A message exactly as an OpenAI client would send it."""
     return Message.model_validate(fields)
+
+
+class HostTools(Module):
+    """How a host registers its own Python tools: a multiprovider of ``list[StagedBaseTool]``."""
+
+    def __init__(self, *tools: StagedBaseTool) -> None:
+        self.tools = list(tools)
+
+    @multiprovider
+    def provide_tools(self) -> list[StagedBaseTool]:
+        return self.tools

@@ -15,20 +15,9 @@ from agent_hooks.config import ApplicationConfig, ToolCallHookConfig
 from agent_hooks.injection import MessagesTransformer
 from agent_hooks.messages import Message, Role
 from agent_hooks.tools import StagedBaseTool, ToolCallResult, ToolCallResultEnricher
-from tests._support import ScriptedTool, msg
+from tests._support import HostTools, ScriptedTool, msg
 
 pytestmark = pytest.mark.usefixtures("preview_on")
-
-
-class HostTools(Module):
-    """How a host registers its own Python tools: a multiprovider of ``list[StagedBaseTool]``."""
-
-    def __init__(self, *tools: StagedBaseTool) -> None:
-        self.tools = list(tools)
-
-    @multiprovider
-    def provide_tools(self) -> list[StagedBaseTool]:
-        return self.tools
 
 
 def hook(tool_name: str, **fields: Any) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from agent_hooks.clock import FixedClock
 from agent_hooks.config import ApplicationConfig
 from agent_hooks.messages import Message
 from agent_hooks.tools import StagedBaseTool
-from tests._support import msg
+from tests._support import HostTools, msg
 from tests.servers.processes import FLAKY_MCP_SERVER
 
 NOW = 1_700_000_000
@@ -70,17 +70,6 @@ class VersionedTool(StagedBaseTool):
 def answer(tool: str, arguments: Mapping[str, Any], version: int) -> str:
     """What a :class:`VersionedTool` called ``tool`` answers for ``arguments`` at ``version``."""
     return f"{tool} {json.dumps(arguments, sort_keys=True)} v{version}"
-
-
-class HostTools(Module):
-    """A host's own Python tools: a multiprovider of ``list[StagedBaseTool]``."""
-
-    def __init__(self, *tools: StagedBaseTool) -> None:
-        self.tools = list(tools)
-
-    @multiprovider
-    def provide_tools(self) -> list[StagedBaseTool]:
-        return self.tools
 
 
 @dataclass

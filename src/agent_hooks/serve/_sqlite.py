@@ -22,6 +22,7 @@ from agent_hooks.serve._state import STATE_TTL_SECONDS, StateError, decode_pairs
 __all__ = ["SqliteStore"]
 
 _BUSY_TIMEOUT_MS = 10_000
+_SET_UP_RETRY_SECONDS = 0.02
 _PURGE_EVERY_SECONDS = 3600.0
 """How often a save also deletes expired conversations (so the file does not grow forever)."""
 
@@ -108,8 +109,27 @@ class SqliteStore:
                 check_same_thread=False,
             )
             db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            _set_up(db)
+            self._connection = db
+        return self._connection
+
+
+def _set_up(db: sqlite3.Connection) -> None:
+    """WAL mode and the schema, retried while another connection holds the file.
+
+    Switching to WAL does not wait on the busy timeout: when two processes open a new file at
+    the same moment, one of them is told "database is locked" at once. It retries until the
+    busy timeout has passed.
+    """
+    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
             db.executescript(_SCHEMA)
-            self._connection = db
-        return self._connection
+            return
+        except sqlite3.OperationalError as exc:
+            busy = exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+            if not busy or time.monotonic() >= deadline:
+                raise
+            time.sleep(_SET_UP_RETRY_SECONDS)

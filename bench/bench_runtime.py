@@ -40,7 +40,7 @@ from agent_hooks.clock import FixedClock
 from agent_hooks.config import ApplicationConfig
 from agent_hooks.messages import Message
 from agent_hooks.tools import StagedBaseTool
-from agent_hooks.tools.toolsets import CurrentTimeTool
+from agent_hooks.toolsets import CurrentTimeTool
 
 REPO = Path(__file__).resolve().parents[1]
 TIME_APP = REPO / "examples" / "time-app"

@@ -11,7 +11,7 @@ from agent_hooks.errors import ConfigError, UsageError
 from agent_hooks.injection import MessagesTransformer
 from agent_hooks.messages import Message
 from agent_hooks.tools import ToolCallResult, ToolCallResultEnricher
-from agent_hooks.tools.toolsets import ToolRegistry
+from agent_hooks.toolsets import ToolRegistry
 from tests._support import msg
 
 pytestmark = pytest.mark.usefixtures("preview_on")

@@ -12,8 +12,14 @@ from agent_hooks._preview_module import preview_module
 from agent_hooks.agent_hooks_module import AgentHooksModule
 from agent_hooks.app_factory import ClockModule, aclose_app, create_injector, open_app
 from agent_hooks.config.hooks import HookEvent
-from agent_hooks.errors import HookFailedError
-from agent_hooks.runtime import HookObserver, HookOutcome, HookRun, HookRunner, HookRunRecord
+from agent_hooks.runtime import (
+    HookFailedError,
+    HookObserver,
+    HookOutcome,
+    HookRun,
+    HookRunner,
+    HookRunRecord,
+)
 
 __all__ = [
     "AgentHooksModule",

@@ -20,7 +20,7 @@ __all__ = ["ConfigDrivenToolCallHook"]
 class ConfigDrivenToolCallHook(MessagesTransformer):
     """A ``tool_call`` hook as a transformer; never fails the request unless it says so.
 
-    Raises from :meth:`transform` only :class:`~agent_hooks.errors.HookFailedError`, for a hook
+    Raises from :meth:`transform` only :class:`~agent_hooks.runtime.HookFailedError`, for a hook
     with ``on_error: "fail"``.
     """
 

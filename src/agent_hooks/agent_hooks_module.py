@@ -13,7 +13,7 @@ from agent_hooks._preview_module import preview_module
 from agent_hooks.config import ApplicationConfig, HookEvent
 from agent_hooks.injection import MessagesTransformer
 from agent_hooks.runtime import HookRunner, PreparedHook, prepare_hooks
-from agent_hooks.tools.toolsets import ToolRegistry
+from agent_hooks.toolsets import ToolRegistry
 
 __all__ = ["AgentHooksModule"]
 

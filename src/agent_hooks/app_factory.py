@@ -22,7 +22,7 @@ from agent_hooks.tools import (
     StageReporter,
     ToolCallResultEnricher,
 )
-from agent_hooks.tools.toolsets import CurrentTimeTool, ToolOverrides, ToolRegistry, build_toolsets
+from agent_hooks.toolsets import CurrentTimeTool, ToolOverrides, ToolRegistry, build_toolsets
 
 __all__ = ["AppModule", "ClockModule", "aclose_app", "create_injector", "open_app"]
 
@@ -38,7 +38,7 @@ class AppModule(Module):
     Hosts override any of these from their own modules (passed after this one): a fixed
     :class:`~agent_hooks.clock.Clock`, a :class:`~agent_hooks.tools.StageReporter`, more
     ``list[StagedBaseTool]``, ``list[ToolCallResultEnricher]`` or ``list[HookObserver]``
-    entries, :class:`~agent_hooks.tools.toolsets.ToolOverrides` (the test kit's seam).
+    entries, :class:`~agent_hooks.toolsets.ToolOverrides` (the test kit's seam).
     """
 
     def __init__(self, config: ApplicationConfig) -> None:

@@ -9,7 +9,8 @@
     │   ├── ToolTimeoutError   ... because it ran out of time (also a ``TimeoutError``)
     │   └── ToolNotFoundError  ... because no toolset on the hook's route has the tool
     ├── HookFailedError        the host: a hook with ``on_error: fail`` failed, so the request
-    │                          cannot go on as the manifest wants
+    │                          cannot go on as the manifest wants (defined beside the run it
+    │                          carries, in ``agent_hooks.runtime``)
     └── UsageError             the host developer: the library was used the wrong way
 
 Hooks never let tool errors escape into a request: the hook runtime catches ``Exception`` once,
@@ -21,16 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from agent_hooks.runtime import HookRun, HookRunRecord
 
 __all__ = [
     "AgentHooksError",
     "ConfigError",
     "ConfigIssue",
-    "HookFailedError",
     "ToolError",
     "ToolNotFoundError",
     "ToolTimeoutError",
@@ -89,23 +85,6 @@ class ToolTimeoutError(ToolError, TimeoutError):
 
 class ToolNotFoundError(ToolError):
     """No toolset on the hook's route offers the tool."""
-
-
-class HookFailedError(AgentHooksError):
-    """Hooks with ``on_error: "fail"`` failed; raised after every other hook of the run finished.
-
-    ``failures`` are their records (outcome ``skipped_error`` or ``timed_out``), in manifest
-    order; ``run`` is the whole run, so a host can still log what the other hooks did.
-    """
-
-    def __init__(self, failures: Sequence[HookRunRecord], run: HookRun) -> None:
-        self.failures = tuple(failures)
-        self.run = run
-        first = self.failures[0]
-        self.hook = first.hook
-        self.reason = first.reason or first.outcome
-        more = f" (and {len(self.failures) - 1} more)" if len(self.failures) > 1 else ""
-        super().__init__(f"hook {self.hook!r} failed: {self.reason}{more}")
 
 
 class UsageError(AgentHooksError):

@@ -3,6 +3,7 @@
 from agent_hooks.runtime._prepared import PreparedHook, prepare_hooks
 from agent_hooks.runtime._records import (
     FAILED_OUTCOMES,
+    HookFailedError,
     HookObserver,
     HookOutcome,
     HookRun,
@@ -12,6 +13,7 @@ from agent_hooks.runtime._runner import HookRunner
 
 __all__ = [
     "FAILED_OUTCOMES",
+    "HookFailedError",
     "HookObserver",
     "HookOutcome",
     "HookRun",

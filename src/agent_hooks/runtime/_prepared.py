@@ -12,7 +12,7 @@ from agent_hooks.config.hooks import (
     TTLRefreshCondition,
 )
 from agent_hooks.injection import TrustRules, arguments_json, call_id_prefix, is_templated
-from agent_hooks.tools.toolsets import ToolRegistry, ToolRoute
+from agent_hooks.toolsets import ToolRegistry, ToolRoute
 
 __all__ = ["PreparedHook", "prepare_hooks"]
 

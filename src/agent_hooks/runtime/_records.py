@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from agent_hooks.config.hooks import HookEvent
+from agent_hooks.errors import AgentHooksError
 from agent_hooks.messages import Message
 
-__all__ = ["FAILED_OUTCOMES", "HookObserver", "HookOutcome", "HookRun", "HookRunRecord"]
+__all__ = [
+    "FAILED_OUTCOMES",
+    "HookFailedError",
+    "HookObserver",
+    "HookOutcome",
+    "HookRun",
+    "HookRunRecord",
+]
 
 
 class HookOutcome(StrEnum):
@@ -75,3 +84,20 @@ class HookObserver(Protocol):
     """
 
     def on_record(self, record: HookRunRecord) -> None: ...
+
+
+class HookFailedError(AgentHooksError):
+    """Hooks with ``on_error: "fail"`` failed; raised after every other hook of the run finished.
+
+    ``failures`` are their records (outcome ``skipped_error`` or ``timed_out``), in manifest
+    order; ``run`` is the whole run, so a host can still log what the other hooks did.
+    """
+
+    def __init__(self, failures: Sequence[HookRunRecord], run: HookRun) -> None:
+        self.failures = tuple(failures)
+        self.run = run
+        first = self.failures[0]
+        self.hook = first.hook
+        self.reason = first.reason or first.outcome
+        more = f" (and {len(self.failures) - 1} more)" if len(self.failures) > 1 else ""
+        super().__init__(f"hook {self.hook!r} failed: {self.reason}{more}")

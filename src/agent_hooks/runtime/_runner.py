@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_hooks._reasons import reason_for
-from agent_hooks._telemetry import RunSpan, record_hook_span, run_span
 from agent_hooks.clock import Clock
 from agent_hooks.config.hooks import HookEvent
-from agent_hooks.errors import HookFailedError, ToolTimeoutError
+from agent_hooks.errors import ToolTimeoutError
 from agent_hooks.injection import (
     SYNTHETIC_PROBE_CALL_ID,
     HistoryIndex,
@@ -42,7 +41,14 @@ from agent_hooks.injection import (
 )
 from agent_hooks.messages import Message
 from agent_hooks.runtime._prepared import PreparedHook
-from agent_hooks.runtime._records import HookObserver, HookOutcome, HookRun, HookRunRecord
+from agent_hooks.runtime._records import (
+    HookFailedError,
+    HookObserver,
+    HookOutcome,
+    HookRun,
+    HookRunRecord,
+)
+from agent_hooks.runtime._telemetry import RunSpan, record_hook_span, run_span
 from agent_hooks.tools import (
     StageReporter,
     ToolCallContext,
@@ -50,7 +56,7 @@ from agent_hooks.tools import (
     ToolCallResultEnricher,
     call_context,
 )
-from agent_hooks.tools.toolsets import ToolRegistry
+from agent_hooks.toolsets import ToolRegistry
 
 __all__ = ["ABANDON_GRACE_SECONDS", "HookRunner"]
 

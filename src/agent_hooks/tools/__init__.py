@@ -1,6 +1,6 @@
 """The tool contract: what a hook calls, whatever sits behind the tool.
 
-Concrete toolsets (MCP, REST, deployments, internal) live in :mod:`agent_hooks.tools.toolsets`.
+Concrete toolsets (MCP, REST, deployments, internal) live in :mod:`agent_hooks.toolsets`.
 """
 
 from agent_hooks._toolnames import MAX_TOOL_NAME_LENGTH, sanitize_toolname

@@ -1,6 +1,6 @@
 """The tool contract every hook runs against, whatever is behind it (MCP, REST, a model, Python).
 
-Nothing here does I/O: concrete tools live in :mod:`agent_hooks.tools.toolsets` and implement
+Nothing here does I/O: concrete tools live in :mod:`agent_hooks.toolsets` and implement
 :meth:`StagedBaseTool.execute`. :meth:`StagedBaseTool.arun` wraps that with what every tool gets
 for free: a progress stage for the host and the tool's fallback strategies.
 """

@@ -10,7 +10,7 @@ import pytest
 
 from agent_hooks.config.toolsets import McpToolsetConfig
 from agent_hooks.errors import ToolError
-from agent_hooks.tools.toolsets.mcp import McpToolset
+from agent_hooks.toolsets.mcp import McpToolset
 from tests.servers.processes import MEMORY_SERVER, free_port, running_server
 
 DEADLINE = 30

@@ -11,7 +11,7 @@ from agent_hooks.config import did_you_mean, quoted_list
 from agent_hooks.config.toolsets import InternalToolsetConfig
 from agent_hooks.errors import ConfigError, ConfigIssue
 from agent_hooks.tools import StagedBaseTool
-from agent_hooks.tools.toolsets._base import Toolset
+from agent_hooks.toolsets._base import Toolset
 
 __all__ = ["CurrentTimeTool", "InternalToolset"]
 

@@ -17,7 +17,7 @@ import anyio
 import pytest
 
 from agent_hooks.errors import ToolError, ToolTimeoutError
-from tests.tools.toolsets.test_mcp import DEADLINE, Flaky, alive, call_after_backoff
+from tests.toolsets.test_mcp import DEADLINE, Flaky, alive, call_after_backoff
 
 TIMEOUT = 5.0
 """The toolsets' ``timeout_seconds`` here: short, so hangs are cut quickly, yet enough for a

@@ -14,9 +14,9 @@ import pytest
 from agent_hooks.config.toolsets import DeploymentToolsetConfig, RestApiToolsetConfig
 from agent_hooks.errors import ToolError, ToolTimeoutError
 from agent_hooks.tools._call_context import ToolCallContext, call_context
-from agent_hooks.tools.toolsets._base import Toolset
-from agent_hooks.tools.toolsets.deployment import DeploymentToolset
-from agent_hooks.tools.toolsets.rest import RestApiToolset
+from agent_hooks.toolsets._base import Toolset
+from agent_hooks.toolsets.deployment import DeploymentToolset
+from agent_hooks.toolsets.rest import RestApiToolset
 from tests.servers.fixtures import CHAT_API_KEY, RecordingServer
 from tests.servers.processes import free_port
 

@@ -21,8 +21,8 @@ from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from agent_hooks.config.toolsets import McpToolsetConfig
 from agent_hooks.errors import ToolError, ToolTimeoutError, UsageError
 from agent_hooks.tools._call_context import ToolCallContext, call_context
-from agent_hooks.tools.toolsets._mcp_session import SessionClosedError
-from agent_hooks.tools.toolsets.mcp import McpToolset, tool_error, tool_result_content
+from agent_hooks.toolsets._mcp_session import SessionClosedError
+from agent_hooks.toolsets.mcp import McpToolset, tool_error, tool_result_content
 from tests.servers.processes import FLAKY_MCP_SERVER
 
 DEADLINE = 30
@@ -314,10 +314,10 @@ def test_importing_the_package_does_not_import_the_mcp_sdk() -> None:
         """
         import sys
         import agent_hooks
-        import agent_hooks.tools.toolsets
+        import agent_hooks.toolsets
         from agent_hooks.config.toolsets import McpToolsetConfig
         config = {"name": "m", "server": {"transport": "stdio", "command": "srv"}}
-        agent_hooks.tools.toolsets.McpToolset(McpToolsetConfig.model_validate(config))
+        agent_hooks.toolsets.McpToolset(McpToolsetConfig.model_validate(config))
         print(sorted(m for m in ("mcp", "mcp_types", "httpx2") if m in sys.modules))
         """
     )

@@ -17,8 +17,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from agent_hooks import HookFailedError, HookOutcome, HookRunRecord
-from agent_hooks._telemetry import record_hook_span, run_span
 from agent_hooks.config import HookEvent
+from agent_hooks.runtime._telemetry import record_hook_span, run_span
 from agent_hooks.testing import ToolAnswer, run_manifest
 
 OUTCOMES = [
@@ -160,7 +160,7 @@ def test_an_unexpected_error_marks_the_run_span_with_its_type_only(
 def test_a_tracer_provider_installed_after_import_is_used() -> None:
     """No SDK at import time, then the host installs one: spans appear from then on."""
     script = """
-from agent_hooks._telemetry import record_hook_span, run_span
+from agent_hooks.runtime._telemetry import record_hook_span, run_span
 from agent_hooks.config import HookEvent
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider

@@ -36,7 +36,7 @@ from agent_hooks.config import (
 )
 from agent_hooks.errors import ConfigIssue, ToolError
 from agent_hooks.tools import StagedBaseTool
-from agent_hooks.tools.toolsets import ToolRegistry, Toolset
+from agent_hooks.toolsets import ToolRegistry, Toolset
 
 __all__ = ["connection_issues"]
 

@@ -29,22 +29,22 @@ from agent_hooks.config.toolsets import (
 )
 from agent_hooks.errors import ToolError, ToolTimeoutError, UsageError
 from agent_hooks.tools import StagedBaseTool, sanitize_toolname
-from agent_hooks.tools.toolsets._base import Toolset
-from agent_hooks.tools.toolsets._mcp_backoff import Backoff
-from agent_hooks.tools.toolsets._mcp_loops import LoopSessions
-from agent_hooks.tools.toolsets._mcp_session import (
+from agent_hooks.toolsets._base import Toolset
+from agent_hooks.toolsets._mcp_backoff import Backoff
+from agent_hooks.toolsets._mcp_loops import LoopSessions
+from agent_hooks.toolsets._mcp_session import (
     Connection,
     OwnedSession,
     ToolListing,
     stderr_to_log,
 )
-from agent_hooks.tools.toolsets._mcp_stdio import stdio_transport
-from agent_hooks.tools.toolsets._mcp_translate import (
+from agent_hooks.toolsets._mcp_stdio import stdio_transport
+from agent_hooks.toolsets._mcp_translate import (
     connection_lost,
     tool_error,
     tool_result_content,
 )
-from agent_hooks.tools.toolsets._secrets import resolve_secrets
+from agent_hooks.toolsets._secrets import resolve_secrets
 
 if TYPE_CHECKING:
     import mcp.types as mcp_types

@@ -6,7 +6,7 @@ import pytest
 
 from agent_hooks.config.toolsets import DeploymentToolsetConfig
 from agent_hooks.errors import ToolError, ToolTimeoutError
-from agent_hooks.tools.toolsets.deployment import DeploymentToolset, answer_content
+from agent_hooks.toolsets.deployment import DeploymentToolset, answer_content
 from tests.servers.fixtures import CHAT_API_KEY, RecordingServer
 
 KEY_ENV = "TEST_DIAL_API_KEY"

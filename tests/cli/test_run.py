@@ -14,7 +14,7 @@ import pytest
 from agent_hooks.cli import main
 from tests.servers.processes import free_port
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TIME_APP = REPO / "examples" / "time-app"
 NOW = 1_900_000_000  # 2030-03-17T17:46:40Z
 

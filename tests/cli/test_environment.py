@@ -10,7 +10,7 @@ import pytest
 
 from agent_hooks.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TIME_APP = REPO / "examples" / "time-app"
 COMMANDS = {
     "run": ["run", str(TIME_APP / "manifest.json"), "--messages", str(TIME_APP / "history.json")],

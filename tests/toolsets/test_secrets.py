@@ -5,7 +5,7 @@ import pytest
 from agent_hooks._scrub import scrub
 from agent_hooks.config.toolsets import EnvRef
 from agent_hooks.errors import ToolError
-from agent_hooks.tools.toolsets._secrets import read_env_secret, resolve_secret, resolve_secrets
+from agent_hooks.toolsets._secrets import read_env_secret, resolve_secret, resolve_secrets
 
 
 def test_literal_values_are_used_as_written() -> None:

@@ -14,7 +14,7 @@ import anyio
 
 from agent_hooks.errors import ToolError, ToolTimeoutError
 from agent_hooks.tools import note
-from agent_hooks.tools.toolsets._mcp_session import SessionClosedError, first_error
+from agent_hooks.toolsets._mcp_session import SessionClosedError, first_error
 
 if TYPE_CHECKING:
     import mcp.types as mcp_types

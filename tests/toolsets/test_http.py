@@ -11,7 +11,7 @@ import pytest
 from agent_hooks._scrub import register_secret
 from agent_hooks.errors import ToolError, ToolTimeoutError, UsageError
 from agent_hooks.tools._call_context import ToolCallContext, call_context
-from agent_hooks.tools.toolsets._http import ToolHttpClient, excerpt
+from agent_hooks.toolsets._http import ToolHttpClient, excerpt
 from tests.servers.fixtures import RecordingServer
 from tests.servers.processes import free_port
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from agent_hooks._connect import connection_issues
 from agent_hooks.cli import main
+from agent_hooks.cli._connect import connection_issues
 from agent_hooks.config import ApplicationConfig
 from agent_hooks.errors import ConfigError
 from tests.servers.processes import MEMORY_SERVER, SERVERS, free_port

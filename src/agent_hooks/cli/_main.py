@@ -20,7 +20,9 @@ from typing import Any, TextIO
 from injector import Module
 from pydantic import ValidationError
 
-from agent_hooks._cli_inputs import (
+from agent_hooks._reasons import reason_for
+from agent_hooks.app_factory import ClockModule, open_app
+from agent_hooks.cli._inputs import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_MESSAGES,
     UserInputError,
@@ -28,9 +30,7 @@ from agent_hooks._cli_inputs import (
     parse_now,
     parse_request,
 )
-from agent_hooks._cli_logging import stderr_logging
-from agent_hooks._reasons import reason_for
-from agent_hooks.app_factory import ClockModule, open_app
+from agent_hooks.cli._logging import stderr_logging
 from agent_hooks.clock import FixedClock
 from agent_hooks.config import (
     ApplicationConfig,
@@ -39,9 +39,9 @@ from agent_hooks.config import (
     clip,
     reference_warnings,
 )
-from agent_hooks.errors import AgentHooksError, ConfigError, ConfigIssue, HookFailedError
+from agent_hooks.errors import AgentHooksError, ConfigError, ConfigIssue
 from agent_hooks.messages import Message
-from agent_hooks.runtime import HookRun, HookRunner, HookRunRecord
+from agent_hooks.runtime import HookFailedError, HookRun, HookRunner, HookRunRecord
 
 __all__ = ["main"]
 
@@ -253,7 +253,7 @@ def _warn_when_preview_is_off() -> None:
 
 async def _connection_issues(config: ApplicationConfig) -> list[ConfigIssue]:
     """``--connect``: imported here, as it loads ``jsonschema``, which only this check needs."""
-    from agent_hooks._connect import connection_issues
+    from agent_hooks.cli._connect import connection_issues
 
     return await connection_issues(config)
 

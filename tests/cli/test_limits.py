@@ -11,7 +11,7 @@ import pytest
 
 from agent_hooks.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 AGENT_HOOKS = Path(sys.executable).with_name("agent-hooks")
 TIME_APP_MANIFEST = REPO / "examples" / "time-app" / "manifest.json"
 USER = {"role": "user", "content": ""}

@@ -20,8 +20,8 @@ from agent_hooks.config import quoted_list
 from agent_hooks.config.toolsets import RestApiToolsetConfig, RestToolConfig, SecretValue
 from agent_hooks.errors import ToolError
 from agent_hooks.tools import StagedBaseTool, current_call_context, note, sanitize_toolname
-from agent_hooks.tools.toolsets._http import HttpToolset, ToolHttpClient
-from agent_hooks.tools.toolsets._secrets import resolve_secrets
+from agent_hooks.toolsets._http import HttpToolset, ToolHttpClient
+from agent_hooks.toolsets._secrets import resolve_secrets
 
 __all__ = ["RestApiToolset", "RestTool", "fill_path"]
 

@@ -19,8 +19,8 @@ from agent_hooks._scrub import register_url
 from agent_hooks.config.toolsets import DeploymentToolConfig, DeploymentToolsetConfig
 from agent_hooks.errors import ToolError
 from agent_hooks.tools import StagedBaseTool
-from agent_hooks.tools.toolsets._http import HttpToolset, ToolHttpClient, excerpt
-from agent_hooks.tools.toolsets._secrets import read_env_secret
+from agent_hooks.toolsets._http import HttpToolset, ToolHttpClient, excerpt
+from agent_hooks.toolsets._secrets import read_env_secret
 
 __all__ = ["DeploymentTool", "DeploymentToolset", "answer_content"]
 

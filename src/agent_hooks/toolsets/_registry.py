@@ -22,9 +22,9 @@ from agent_hooks._toolnames import sanitize_toolname
 from agent_hooks.config.toolsets import DEFAULT_TIMEOUT_SECONDS
 from agent_hooks.errors import ToolError, ToolNotFoundError, UsageError
 from agent_hooks.tools import FallbackProcessor, StagedBaseTool
-from agent_hooks.tools.toolsets._base import Toolset
-from agent_hooks.tools.toolsets._guard import GuardedTool
-from agent_hooks.tools.toolsets.mcp import McpToolset
+from agent_hooks.toolsets._base import Toolset
+from agent_hooks.toolsets._guard import GuardedTool
+from agent_hooks.toolsets.mcp import McpToolset
 
 __all__ = ["ToolOverrides", "ToolRegistry", "ToolRoute"]
 

@@ -17,7 +17,7 @@ from collections.abc import AsyncGenerator
 
 import anyio
 
-from agent_hooks.tools.toolsets._mcp_session import OwnedSession
+from agent_hooks.toolsets._mcp_session import OwnedSession
 
 __all__ = ["LoopSessions"]
 

@@ -8,7 +8,7 @@ import pytest
 
 from agent_hooks.config.toolsets import RestApiToolsetConfig
 from agent_hooks.errors import ToolError
-from agent_hooks.tools.toolsets.rest import RestApiToolset, fill_path
+from agent_hooks.toolsets.rest import RestApiToolset, fill_path
 from tests.servers.fixtures import RecordingServer
 
 

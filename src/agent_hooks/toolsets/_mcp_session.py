@@ -34,8 +34,8 @@ import anyio
 
 from agent_hooks._scrub import scrub
 from agent_hooks.tools import StagedBaseTool
-from agent_hooks.tools.toolsets._mcp_backoff import Backoff
-from agent_hooks.tools.toolsets._mcp_stdio import ChildServer
+from agent_hooks.toolsets._mcp_backoff import Backoff
+from agent_hooks.toolsets._mcp_stdio import ChildServer
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession

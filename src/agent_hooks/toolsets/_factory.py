@@ -15,11 +15,11 @@ from agent_hooks.config.toolsets import (
 )
 from agent_hooks.errors import ConfigError, ConfigIssue
 from agent_hooks.tools import ErrorMessageStrategy, FallbackProcessor, StagedBaseTool
-from agent_hooks.tools.toolsets._base import Toolset
-from agent_hooks.tools.toolsets.deployment import DeploymentToolset
-from agent_hooks.tools.toolsets.internal import InternalToolset
-from agent_hooks.tools.toolsets.mcp import McpToolset
-from agent_hooks.tools.toolsets.rest import RestApiToolset
+from agent_hooks.toolsets._base import Toolset
+from agent_hooks.toolsets.deployment import DeploymentToolset
+from agent_hooks.toolsets.internal import InternalToolset
+from agent_hooks.toolsets.mcp import McpToolset
+from agent_hooks.toolsets.rest import RestApiToolset
 
 __all__ = ["build_toolsets", "fallback_processor"]
 

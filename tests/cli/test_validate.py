@@ -13,7 +13,7 @@ import pytest
 from agent_hooks.cli import main
 from tests.servers.processes import free_port
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 AGENT_HOOKS = Path(sys.executable).with_name("agent-hooks")
 CLOCK = {"type": "internal", "name": "clock", "tools": ["current_time"]}
 HOOK = {"kind": "tool_call", "event": "on_request_start", "tool_name": "current_time"}

@@ -1,46 +1,72 @@
-"""What ``agent-hooks serve`` adds to a chat completion, under bounded loopback load.
+"""What ``agent-hooks serve`` costs beside its upstream, in one run, as issue 19's ratios.
 
-An echo model served on its own (uvicorn, 127.0.0.1) is the upstream. The same load (REQUESTS
-requests, CONCURRENCY at a time, httpx) goes once straight to it and once through the proxy,
-whose manifest has two TTL'd hooks (``current_time``). Each worker is one conversation
-(``X-Conversation-Id``), so after its first request the proxy loads the stored pairs from SQLite,
-finds both hooks fresh (no tool call), forwards, and saves the pairs again: the steady state of
-a long conversation. Figures: requests/s and p50/p99 latency, the proxy's added latency and its
-throughput as a ratio of direct. Targets: p50 added under 3 ms, throughput at least 0.5x direct.
+The upstream is a fast stub (aiohttp, one fixed chat completion, its own process) so that the
+proxy, not the model, is what is measured; the load comes from ``hey`` (Go, Debian's ``hey``
+package), which serves the stub far faster than any Python client on the same cores. Every row
+is measured against the baseline it must be compared with, in the same run:
 
-The client, the proxy and the upstream share one (often 2-core, noisy) machine, so the proxy
-also competes with the load generator: compare ratios, not absolute times. Run with
-``make bench``; it stays well under a minute.
+* throughput: the stub direct (32 clients), the proxy without hooks at 1 and 32 clients, the
+  proxy with two TTL-fresh hooks at 32 clients (one conversation with a credential, so each
+  request loads the stored pairs, finds both hooks fresh and forwards: the steady state of a long
+  conversation); req/s, p50/p99 and the proxy's CPU per request and RSS;
+* a 5,000-message request: the proxy's added latency (one at a time, alternating with direct
+  requests so both see the same noise) against one ``json.loads`` + ``json.dumps`` of its body;
+* one hook around an in-process tool (runner only) against the tool's ``execute``;
+* ``agent-hooks --help`` against ``python -c 'import httpx, pydantic'`` (child processes);
+* the SQLite store: one turn's load + save, 32 at once, with 0 and with 100k stored
+  conversations (half of them expired, so the first save would purge them);
+* the LiteLLM proxy at 1 and 32 clients, when ``litellm`` is installed (optional).
+
+The client, the proxy and the upstream share one (often 2-core, noisy) machine: compare ratios,
+not absolute figures, and note the machine's load (printed first). ``make bench`` runs it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
+import shutil
+import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # the test servers' helpers live in tests/servers
 
+from bench_runtime import (  # noqa: E402
+    InstantLookup,
+    app_modules,
+    duration,
+    manifest,
+    median_seconds,
+    process_times,
+    synthetic_history,
+)
 from tests.servers.processes import free_port, running_server  # noqa: E402
 
-REQUESTS = 2_000
-CONCURRENCY = 32
-WARMUP = 200
-"""Requests sent (and not measured) before each run: connections, imports, first tool calls."""
+LOAD_SECONDS = 4
+"""How long ``hey`` loads each target (after a one-second warm-up)."""
+CLIENTS = 32
+LONG_MESSAGES = 5_000
+SEQUENTIAL = 40
+"""Alternating one-at-a-time requests per target for the 5,000-message latency."""
+STORED = 100_000
+STATE_TURNS = 3_000
+"""Turns (load + save) timed per store figure, 32 at once."""
 
-SEQUENTIAL = 400
-"""Requests sent one at a time to each target, alternating, for the added latency."""
-
-MANIFEST = {
+FRESH_HOOKS = {
     "toolsets": [{"type": "internal", "name": "clock", "tools": ["current_time"]}],
     "hooks": [
         {
@@ -54,6 +80,7 @@ MANIFEST = {
         for zone in ("a", "b")
     ],
 }
+NO_HOOKS: dict[str, Any] = {"hooks": []}
 BODY = {
     "model": "echo",
     "messages": [
@@ -61,114 +88,424 @@ BODY = {
         {"role": "user", "content": "What time is it?"},
     ],
 }
+HEADERS = {
+    "content-type": "application/json",
+    "x-conversation-id": "bench",
+    "authorization": "Bearer bench-tenant",  # a tenant: without a credential there is no state
+}
+ANSWER = json.dumps(
+    {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "created": 1_900_000_000,
+        "model": "echo",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "It is noon."},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 4, "total_tokens": 14},
+    }
+).encode()
+
+
+# ---------------------------------------------------------------------------------------------
+# The upstream stub and the servers.
+
+
+def serve_stub(port: int) -> None:
+    """The upstream: reads the body, answers one fixed completion; as fast as aiohttp goes."""
+    from aiohttp import web
+
+    async def completions(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(body=ANSWER, content_type="application/json")
+
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app.router.add_post("/v1/chat/completions", completions)
+    web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
 
 
 @dataclass(frozen=True)
-class Figures:
+class Server:
+    url: str
+    pid: int | None
+    """The process to read CPU time and RSS from (None: not found)."""
+
+
+def _child_pid(port: int) -> int | None:
+    """Our child process started with ``port`` in its command line."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == os.getpid() and str(port).encode() in cmdline:
+            return int(entry.name)
+    return None
+
+
+@contextmanager
+def server(args: list[str], workdir: Path, name: str) -> Iterator[Server]:
+    port = free_port()
+    log = workdir / f"{name}.log"
+    with running_server([*args, str(port)], port=port, log_path=log) as url:
+        yield Server(url, _child_pid(port))
+
+
+def proxy(upstream: str, workdir: Path, name: str, config: dict[str, Any]) -> list[str]:
+    """The arguments (all but the port's value) of a proxy in front of ``upstream``."""
+    path = workdir / f"{name}.json"
+    path.write_text(json.dumps(config))
+    return [
+        *("-m", "agent_hooks.serve", str(path), "--upstream", upstream),
+        *("--state", f"sqlite:///{workdir}/{name}.db", "--port"),
+    ]
+
+
+def _cpu_seconds(pid: int | None) -> float:
+    if pid is None:
+        return float("nan")
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _rss_mb(pid: int | None) -> float:
+    if pid is None:
+        return float("nan")
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+# ---------------------------------------------------------------------------------------------
+# Load with hey.
+
+
+@dataclass(frozen=True)
+class Load:
     rps: float
     p50_ms: float
     p99_ms: float
+    cpu_ms: float
+    """The target's CPU time per request (nan for the stub's own row: not its cost we judge)."""
+    rss_mb: float
 
 
-async def _load(base_url: str, requests: int) -> list[float]:
-    """Latencies (ms) of ``requests`` POSTs, CONCURRENCY workers, one conversation each."""
-    latencies: list[float] = []
-    remaining = iter(range(requests))
-    limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-    async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=30) as client:
-
-        async def worker(index: int) -> None:
-            headers = {"X-Conversation-Id": f"bench-{index}", "content-type": "application/json"}
-            body = json.dumps(BODY).encode()
-            for _ in remaining:
-                started = time.perf_counter()
-                response = await client.post("/v1/chat/completions", content=body, headers=headers)
-                latencies.append((time.perf_counter() - started) * 1000)
-                response.raise_for_status()
-
-        await asyncio.gather(*(worker(index) for index in range(CONCURRENCY)))
-    return latencies
-
-
-def _figures(latencies: list[float], elapsed: float) -> Figures:
-    cuts = statistics.quantiles(latencies, n=100)
-    return Figures(rps=len(latencies) / elapsed, p50_ms=cuts[49], p99_ms=cuts[98])
-
-
-def under_load(base_url: str) -> Figures:
-    asyncio.run(_load(base_url, WARMUP))
-    started = time.perf_counter()
-    latencies = asyncio.run(_load(base_url, REQUESTS))
-    return _figures(latencies, time.perf_counter() - started)
-
-
-def one_at_a_time(direct_url: str, proxy_url: str) -> tuple[Figures, Figures]:
-    """Alternating single requests, so both targets see the same background noise."""
-    latencies: dict[str, list[float]] = {direct_url: [], proxy_url: []}
-    headers = {"X-Conversation-Id": "bench-sequential"}
-    with httpx.Client(timeout=30) as client:
-        for index in range(SEQUENTIAL * 2):
-            url = (direct_url, proxy_url)[index % 2]
-            started = time.perf_counter()
-            response = client.post(f"{url}/v1/chat/completions", json=BODY, headers=headers)
-            latencies[url].append((time.perf_counter() - started) * 1000)
-            response.raise_for_status()
-    seconds = {url: sum(values) / 1000 for url, values in latencies.items()}
-    return (
-        _figures(latencies[direct_url], seconds[direct_url]),
-        _figures(latencies[proxy_url], seconds[proxy_url]),
+def hey(target: Server, clients: int, body_file: Path, *, seconds: int = LOAD_SECONDS) -> Load:
+    """``clients`` keep-alive connections posting ``body_file`` for ``seconds``; all 200s."""
+    command = ["hey", "-c", str(clients), "-m", "POST", "-D", str(body_file)]
+    for name, value in HEADERS.items():
+        command += ["-H", f"{name}: {value}"] if name != "content-type" else ["-T", value]
+    url = f"{target.url}/v1/chat/completions"
+    subprocess.run([*command, "-z", "1s", url], check=True, capture_output=True)
+    cpu = _cpu_seconds(target.pid)
+    out = subprocess.run(
+        [*command, "-z", f"{seconds}s", url], check=True, capture_output=True, text=True
+    ).stdout
+    cpu = _cpu_seconds(target.pid) - cpu
+    statuses = dict(re.findall(r"\[(\d+)\]\s+(\d+) responses", out))
+    if set(statuses) != {"200"}:
+        raise RuntimeError(f"{target.url}: not every answer was 200: {statuses}\n{out}")
+    requests = int(statuses["200"])
+    cuts = dict(re.findall(r"(\d+)% in ([\d.]+) secs", out))
+    return Load(
+        float(re.findall(r"Requests/sec:\s+([\d.]+)", out)[0]),
+        float(cuts["50"]) * 1000,
+        float(cuts["99"]) * 1000,
+        cpu / requests * 1000,
+        _rss_mb(target.pid),
     )
 
 
-def serve_echo(port: int) -> None:
-    """The upstream: the proxy's own echo model, served on its own."""
-    import uvicorn
+def one_at_a_time(direct: str, through: str, body: bytes) -> tuple[float, float]:
+    """Median latency (s) of ``body`` to each target, alternating, one request at a time."""
+    latencies: dict[str, list[float]] = {direct: [], through: []}
+    with httpx.Client(timeout=60, headers=HEADERS) as client:
+        for index in range(2 * (SEQUENTIAL + 2)):
+            url = (direct, through)[index % 2]
+            started = time.perf_counter()
+            client.post(f"{url}/v1/chat/completions", content=body).raise_for_status()
+            if index >= 4:  # the first two of each warm up
+                latencies[url].append(time.perf_counter() - started)
+    return statistics.median(latencies[direct]), statistics.median(latencies[through])
 
-    from agent_hooks.serve._echo import echo_app
 
-    uvicorn.run(echo_app(), host="127.0.0.1", port=port, log_level="warning")
+def json_round_trip_seconds(body: bytes) -> float:
+    async def round_trip() -> None:
+        json.dumps(json.loads(body), ensure_ascii=False)
+
+    return asyncio.run(median_seconds(round_trip, time.perf_counter))
+
+
+def long_body() -> bytes:
+    history = [message.to_openai() for message in synthetic_history(LONG_MESSAGES)]
+    return json.dumps({**BODY, "messages": history}).encode()
+
+
+# ---------------------------------------------------------------------------------------------
+# In process: the runner, the store.
+
+
+async def hook_over_tool() -> tuple[float, float]:
+    """(one hook around an instant host tool, that tool's ``execute``), seconds each."""
+    from agent_hooks import HookEvent, HookOutcome, HookRunner, open_app
+
+    tool = InstantLookup()
+    alone = await median_seconds(lambda: tool.execute({"key": "k"}))
+    config = manifest("instant_lookup", [{"arguments": {"key": "k"}, "frequency": "always"}])
+    history = synthetic_history(4)
+    async with open_app(config, app_modules(), preview=True) as injector:
+        runner = injector.get(HookRunner)
+
+        async def run() -> None:
+            result = await runner.run(HookEvent.ON_REQUEST_START, history)
+            outcomes = [record.outcome for record in result.records]
+            if outcomes != [HookOutcome.INJECTED]:
+                raise RuntimeError(f"expected one injected pair, got {outcomes}")
+
+        hooked = await median_seconds(run)
+    return hooked, alone
+
+
+@dataclass(frozen=True)
+class StoreFigures:
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+
+
+def _fill(path: Path, rows: int) -> None:
+    """``rows`` conversations straight into the file, every other one already expired."""
+    from agent_hooks.serve._sqlite import SqliteStore
+    from agent_hooks.serve._state import encode_pairs
+
+    asyncio.run(_close(SqliteStore(path)))  # creates the file and its schema
+    pair = ({"role": "assistant", "content": None}, {"role": "tool", "content": "x" * 100})
+    now = time.time()
+    with sqlite3.connect(path) as db:
+        db.executemany(
+            "INSERT INTO conversations (id, pairs, expires_at) VALUES (?, ?, ?)",
+            (
+                (f"filler-{i}", encode_pairs([pair]), now + (3600 if i % 2 else -3600))
+                for i in range(rows)
+            ),
+        )
+
+
+async def _close(store: Any) -> None:
+    await store.save("set-up", [])
+    await store.aclose()
+
+
+async def store_turns(path: Path) -> StoreFigures:
+    """Latency of one turn (load, then save) for STATE_TURNS turns, CLIENTS conversations."""
+    from agent_hooks.serve._sqlite import SqliteStore
+
+    store = SqliteStore(path)
+    pair = ({"role": "assistant", "content": None}, {"role": "tool", "content": "y" * 100})
+    latencies: list[float] = []
+    turns = iter(range(STATE_TURNS))
+
+    async def conversation(index: int) -> None:
+        for _ in turns:
+            started = time.perf_counter()
+            await store.load(f"bench-{index}")
+            await store.save(f"bench-{index}", [pair])
+            latencies.append(time.perf_counter() - started)
+
+    await asyncio.gather(*(conversation(i) for i in range(CLIENTS)))
+    await store.aclose()
+    cuts = statistics.quantiles(latencies, n=100)
+    return StoreFigures(cuts[49] * 1000, cuts[98] * 1000, max(latencies) * 1000)
+
+
+# ---------------------------------------------------------------------------------------------
+# The table.
+
+
+@dataclass(frozen=True)
+class Ratio:
+    case: str
+    value: float
+    baseline: str
+    baseline_value: float
+    target: str
+    """How the ratio is judged: ">=1.5", "<=3" or "" (no target)."""
+    unit: Callable[[float], str]
+    difference: bool = False
+    """Judge ``value - baseline_value`` (in the unit) rather than ``value / baseline_value``."""
+
+    def verdict(self) -> str:
+        if not self.target:
+            return ""
+        bound = float(self.target[2:])
+        figure = self.value - self.baseline_value if self.difference else self.figure
+        if self.difference:
+            figure *= 1e6  # µs
+        met = figure >= bound if self.target.startswith(">=") else figure <= bound
+        return "met" if met else "MISSED"
+
+    @property
+    def figure(self) -> float:
+        return self.value / self.baseline_value
+
+
+def rps(value: float) -> str:
+    return f"{value:.0f} req/s"
+
+
+def milliseconds(value: float) -> str:
+    return f"{value:.2f} ms"
+
+
+def print_loads(loads: dict[str, Load]) -> None:
+    print(f"{'':<40}{'req/s':>8}{'p50 ms':>9}{'p99 ms':>9}{'CPU ms/req':>12}{'RSS MB':>8}")
+    for name, load in loads.items():
+        print(
+            f"{name:<40}{load.rps:>8.0f}{load.p50_ms:>9.2f}{load.p99_ms:>9.2f}"
+            f"{load.cpu_ms:>12.2f}{load.rss_mb:>8.0f}"
+        )
+
+
+def print_ratios(ratios: list[Ratio]) -> None:
+    print(f"{'case':<46}{'value':>12}  {'baseline':<38}{'value':>12}{'ratio':>9}  target")
+    for ratio in ratios:
+        shown = (
+            f"{(ratio.value - ratio.baseline_value) * 1e6:+.1f} µs"
+            if ratio.difference
+            else f"{ratio.figure:.2f}x"
+        )
+        target = f"{ratio.target}{' µs' if ratio.difference else 'x'}" if ratio.target else ""
+        print(
+            f"{ratio.case:<46}{ratio.unit(ratio.value):>12}  {ratio.baseline:<38}"
+            f"{ratio.unit(ratio.baseline_value):>12}{shown:>10}  {target:<7} {ratio.verdict()}"
+        )
+
+
+def litellm_loads(stub: str, workdir: Path, body_file: Path) -> dict[str, Load]:
+    """The LiteLLM proxy in front of the same stub, when it is installed."""
+    litellm = Path(sys.executable).with_name("litellm")
+    if not litellm.exists():
+        return {}
+    config = workdir / "litellm.yaml"
+    config.write_text(
+        "model_list:\n  - model_name: echo\n    litellm_params:\n"
+        f"      model: openai/echo\n      api_base: {stub}/v1\n      api_key: none\n"
+    )
+    port = free_port()
+    log = workdir / "litellm.log"
+    args = ["-m", "litellm", "--config", str(config), "--port", str(port)]
+    with running_server(args, port=port, log_path=log) as url:
+        target = Server(url, _child_pid(port))
+        return {
+            "LiteLLM proxy, 1 client": hey(target, 1, body_file),
+            f"LiteLLM proxy, {CLIENTS} clients": hey(target, CLIENTS, body_file),
+        }
 
 
 def main() -> None:
+    if shutil.which("hey") is None:
+        sys.exit("bench_serve needs the load generator hey: apt-get install hey")
+    print(f"machine: {os.cpu_count()} cores, load average", *os.getloadavg())
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         workdir = Path(tmp)
-        upstream_port, proxy_port = free_port(), free_port()
-        upstream = stack.enter_context(
-            running_server(
-                [__file__, "--echo-upstream", str(upstream_port)],
-                port=upstream_port,
-                log_path=workdir / "upstream.log",
-            )
+        small, long = workdir / "small.json", workdir / "long.json"
+        small.write_bytes(json.dumps(BODY).encode())
+        long.write_bytes(long_body())
+        stub = stack.enter_context(server([__file__, "--stub"], workdir, "stub"))
+        bare = stack.enter_context(
+            server(proxy(stub.url, workdir, "bare", NO_HOOKS), workdir, "bare")
         )
-        (workdir / "manifest.json").write_text(json.dumps(MANIFEST))
-        proxy_args = [
-            *("-m", "agent_hooks.serve", str(workdir / "manifest.json")),
-            *("--upstream", upstream, "--port", str(proxy_port)),
-            *("--state", f"sqlite:///{workdir}/state.db"),
+        hooked = stack.enter_context(
+            server(proxy(stub.url, workdir, "hooked", FRESH_HOOKS), workdir, "hooked")
+        )
+        loads = {
+            f"upstream stub direct, {CLIENTS} clients": hey(stub, CLIENTS, small),
+            "proxy, no hooks, 1 client": hey(bare, 1, small),
+            f"proxy, no hooks, {CLIENTS} clients": hey(bare, CLIENTS, small),
+            f"proxy, 2 fresh hooks, {CLIENTS} clients": hey(hooked, CLIENTS, small),
+        }
+        loads |= litellm_loads(stub.url, workdir, small)
+        body = long.read_bytes()
+        direct_long, bare_long = one_at_a_time(stub.url, bare.url, body)
+        _, hooked_long = one_at_a_time(stub.url, hooked.url, body)
+    round_trip = json_round_trip_seconds(body)
+    hook, tool = asyncio.run(hook_over_tool())
+    starts = process_times(
+        {
+            "help": [str(Path(sys.executable).with_name("agent-hooks")), "--help"],
+            "deps": [sys.executable, "-c", "import httpx, pydantic"],
+        }
+    )
+    stores = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for rows in (0, STORED):
+            path = Path(tmp) / f"state-{rows}.db"
+            _fill(path, rows)
+            stores[rows] = asyncio.run(store_turns(path))
+    _print(loads, direct_long, bare_long, hooked_long, round_trip, hook, tool, starts, stores)
+
+
+def _print(
+    loads: dict[str, Load],
+    direct_long: float,
+    bare_long: float,
+    hooked_long: float,
+    round_trip: float,
+    hook: float,
+    tool: float,
+    starts: dict[str, Any],
+    stores: dict[int, StoreFigures],
+) -> None:
+    direct = loads[f"upstream stub direct, {CLIENTS} clients"]
+    one = loads["proxy, no hooks, 1 client"]
+    many = loads[f"proxy, no hooks, {CLIENTS} clients"]
+    fresh = loads[f"proxy, 2 fresh hooks, {CLIENTS} clients"]
+    print(f"\nload: hey, {LOAD_SECONDS} s per row after 1 s of warm-up; SQLite state\n")
+    print_loads(loads)
+    print()
+    seconds = duration
+    print_ratios(
+        [
+            Ratio(f"{CLIENTS} clients, no hooks", many.rps, "the upstream direct", direct.rps,
+                  ">=0.06", rps),
+            Ratio(f"{CLIENTS} clients, no hooks", many.rps, "the proxy at 1 client", one.rps,
+                  ">=1.5", rps),
+            Ratio(f"{CLIENTS} clients, 2 TTL-fresh hooks", fresh.rps,
+                  f"{CLIENTS} clients, no hooks", many.rps, ">=0.8", rps),
+            Ratio(f"{LONG_MESSAGES:,} messages, added, no hooks", bare_long - direct_long,
+                  "json.loads + json.dumps of the body", round_trip, "<=3", seconds),
+            Ratio(f"{LONG_MESSAGES:,} messages, added, 2 fresh hooks",
+                  hooked_long - direct_long, "json.loads + json.dumps of the body", round_trip,
+                  "", seconds),
+            Ratio("one hook around an in-process tool", hook, "the tool's execute", tool,
+                  "<=20", seconds, difference=True),
+            Ratio("agent-hooks --help", starts["help"].wall,
+                  "python -c 'import httpx, pydantic'", starts["deps"].wall, "<=1.5", seconds),
+            Ratio(f"store turn p99, {STORED:,} stored", stores[STORED].p99_ms / 1000,
+                  "store turn p99, empty store", stores[0].p99_ms / 1000, "<=1.5", seconds),
+            Ratio(f"store turn max, {STORED:,} stored", stores[STORED].max_ms / 1000,
+                  "store turn max, empty store", stores[0].max_ms / 1000, "", seconds),
         ]
-        proxy = stack.enter_context(
-            running_server(proxy_args, port=proxy_port, log_path=workdir / "proxy.log")
-        )
-        alone = one_at_a_time(upstream, proxy)
-        loaded = (under_load(upstream), under_load(proxy))
-    print("agent-hooks serve vs the echo upstream directly, loopback; two TTL'd hooks (fresh")
-    print("after each conversation's first turn), SQLite state\n")
-    print(f"{'':<36}{'req/s':>8}{'p50 ms':>9}{'p99 ms':>9}")
-    for title, (direct, through) in (
-        (f"one at a time ({SEQUENTIAL} each)", alone),
-        (f"{REQUESTS} requests, {CONCURRENCY} concurrent", loaded),
-    ):
-        print(title)
-        for name, row in (("  direct to upstream", direct), ("  through the proxy", through)):
-            print(f"{name:<36}{row.rps:>8.0f}{row.p50_ms:>9.2f}{row.p99_ms:>9.2f}")
-        added_p50, added_p99 = through.p50_ms - direct.p50_ms, through.p99_ms - direct.p99_ms
-        print(f"  added p50 {added_p50:+.2f} ms, p99 {added_p99:+.2f} ms;", end=" ")
-        print(f"throughput {through.rps / direct.rps:.2f}x direct")
-    print("\ntargets: p50 added (one at a time) < 3 ms; throughput under load >= 0.5x direct")
+    )  # fmt: skip
+    print(
+        f"\n(5,000 messages: direct {seconds(direct_long)}, through the proxy "
+        f"{seconds(bare_long)} without hooks, {seconds(hooked_long)} with 2 fresh hooks; "
+        f"store turns: {STATE_TURNS} load + save, {CLIENTS} at once, p50 "
+        f"{stores[0].p50_ms:.2f} / {stores[STORED].p50_ms:.2f} ms)"
+    )
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--echo-upstream"]:
-        serve_echo(int(sys.argv[2]))
+    if sys.argv[1:2] == ["--stub"]:
+        serve_stub(int(sys.argv[2]))
     else:
         main()

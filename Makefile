@@ -33,11 +33,11 @@ dump_app_schema: install
 check_schema: install
 	ENABLE_PREVIEW_FEATURES=true $(BIN)/agent-hooks schema | diff -u generated-app-schema.json - \
 		|| (echo "generated-app-schema.json is stale: run 'make dump_app_schema'" >&2; exit 1)
-	$(BIN)/python -m agent_hooks.config._docs generated-app-schema.json docs/manifest.md --check
+	$(BIN)/python -m agent_hooks.config._reference_docs generated-app-schema.json docs/manifest.md --check
 
 # Regenerates the reference section of docs/manifest.md from generated-app-schema.json.
 docs: install
-	$(BIN)/python -m agent_hooks.config._docs generated-app-schema.json docs/manifest.md
+	$(BIN)/python -m agent_hooks.config._reference_docs generated-app-schema.json docs/manifest.md
 
 # UC-1: the memory-app manifest spawns the example MCP server over stdio ("command": "python",
 # found first on PATH in the virtualenv) and injects its memories into the history.

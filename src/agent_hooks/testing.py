@@ -30,7 +30,7 @@ from agent_hooks import messages as _messages
 from agent_hooks import runtime as _runtime
 from agent_hooks import tools as _tools
 from agent_hooks import toolsets as _toolsets
-from agent_hooks.config import _suggest
+from agent_hooks.config.diagnostics import _suggest
 
 __all__ = ["ToolAnswer", "run_manifest"]
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_hooks.config._templates import COMPLETION_CONTEXT, REQUEST_START_CONTEXT
+from agent_hooks.config.diagnostics._template_checks import (
+    COMPLETION_CONTEXT,
+    REQUEST_START_CONTEXT,
+)
 from agent_hooks.config.hooks import HookEvent
 from agent_hooks.injection._context import hook_context
 from agent_hooks.injection._templates import condition_holds, render_arguments

@@ -4,14 +4,17 @@ Also the layer's API for the layers above: diagnostics (``PATH: message`` lines,
 suggestions), strict JSON text, reference warnings, the template rule, and the signing settings.
 """
 
-from agent_hooks.config._diagnostics import format_path, issues_from_validation_error
-from agent_hooks.config._jsontext import parse_json_text
 from agent_hooks.config._preview import FeatureSettings, PreviewField
-from agent_hooks.config._references import reference_warnings
 from agent_hooks.config._signing import SigningSettings
-from agent_hooks.config._suggest import clip, did_you_mean, quoted_list
-from agent_hooks.config._templates import is_templated
 from agent_hooks.config.application import ApplicationConfig
+from agent_hooks.config.diagnostics._jsontext import parse_json_text
+from agent_hooks.config.diagnostics._references import reference_warnings
+from agent_hooks.config.diagnostics._suggest import clip, did_you_mean, quoted_list
+from agent_hooks.config.diagnostics._template_checks import is_templated
+from agent_hooks.config.diagnostics._validation_errors import (
+    format_path,
+    issues_from_validation_error,
+)
 from agent_hooks.config.hooks import (
     HookConfig,
     HookEvent,

@@ -22,11 +22,11 @@ from pydantic import (
 )
 
 from agent_hooks.config._base import StrictModel, whole_float_to_int
-from agent_hooks.config._diagnostics import issues_from_validation_error
-from agent_hooks.config._jsontext import parse_json_text
 from agent_hooks.config._preview import FeatureSettings, PreviewField, is_preview_field
-from agent_hooks.config._references import reference_errors
 from agent_hooks.config._schema import strip_preview_fields
+from agent_hooks.config.diagnostics._jsontext import parse_json_text
+from agent_hooks.config.diagnostics._references import reference_errors
+from agent_hooks.config.diagnostics._validation_errors import issues_from_validation_error
 from agent_hooks.config.hooks import HookConfig
 from agent_hooks.config.toolsets import ToolsetConfig
 from agent_hooks.errors import ConfigError, ConfigIssue

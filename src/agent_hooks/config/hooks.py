@@ -21,7 +21,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from agent_hooks._toolnames import sanitize_toolname
 from agent_hooks.config._base import JsonInt, JsonNumber, StrictModel, require_in_schema
-from agent_hooks.config._templates import (
+from agent_hooks.config.diagnostics._template_checks import (
     TemplateProblem,
     context_names,
     is_templated,

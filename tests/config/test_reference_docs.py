@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from agent_hooks.config import ApplicationConfig
-from agent_hooks.config._docs import BEGIN, END, main, render_reference, with_reference
+from agent_hooks.config._reference_docs import BEGIN, END, main, render_reference, with_reference
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = REPO / "generated-app-schema.json"

@@ -48,7 +48,7 @@ def with_reference(document: str, schema: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m agent_hooks.config._docs SCHEMA DOCUMENT [--check]``: rewrite or check.
+    """``python -m agent_hooks.config._reference_docs SCHEMA DOCUMENT [--check]``: rewrite or check.
 
     Returns 1 with ``--check`` when the document is stale, else 0.
     """

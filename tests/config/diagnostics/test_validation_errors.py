@@ -8,7 +8,10 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from agent_hooks.config import ApplicationConfig
-from agent_hooks.config._diagnostics import format_path, issues_from_validation_error
+from agent_hooks.config.diagnostics._validation_errors import (
+    format_path,
+    issues_from_validation_error,
+)
 from agent_hooks.errors import ConfigError
 from agent_hooks.messages import Message
 

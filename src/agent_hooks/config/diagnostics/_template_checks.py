@@ -22,7 +22,7 @@ from jsone.parser import Parser
 from jsone.parser import SyntaxError as JsoneSyntaxError
 from jsone.render import tokenizer as jsone_tokenizer
 
-from agent_hooks.config._suggest import clip
+from agent_hooks.config.diagnostics._suggest import clip
 
 __all__ = [
     "BUILTIN_NAMES",

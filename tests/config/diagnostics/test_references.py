@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agent_hooks.config import ApplicationConfig
-from agent_hooks.config._references import reference_warnings
+from agent_hooks.config.diagnostics._references import reference_warnings
 from agent_hooks.errors import ConfigError
 
 CLOCK = {"type": "internal", "name": "clock", "tools": ["current_time"]}

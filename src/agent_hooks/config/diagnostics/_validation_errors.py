@@ -23,7 +23,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from agent_hooks.config._suggest import MAX_ECHO_CHARS, clip, did_you_mean, quoted_list
+from agent_hooks.config.diagnostics._suggest import MAX_ECHO_CHARS, clip, did_you_mean, quoted_list
 from agent_hooks.errors import ConfigIssue
 
 __all__ = ["format_path", "issues_from_validation_error"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_hooks.config._diagnostics import format_path
+from agent_hooks.config.diagnostics._validation_errors import format_path
 from agent_hooks.errors import ConfigError, ConfigIssue
 
 __all__ = ["parse_json_text"]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent_hooks.config._templates import (
+from agent_hooks.config.diagnostics._template_checks import (
     BUILTIN_NAMES,
     COMPLETION_CONTEXT,
     REQUEST_START_CONTEXT,

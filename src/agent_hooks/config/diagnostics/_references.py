@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from agent_hooks._toolnames import MAX_TOOL_NAME_LENGTH, uncut_toolname
-from agent_hooks.config._suggest import clip, did_you_mean, quoted_list
+from agent_hooks.config.diagnostics._suggest import clip, did_you_mean, quoted_list
 from agent_hooks.config.toolsets import DeploymentToolsetConfig, RestApiToolsetConfig
 from agent_hooks.errors import ConfigIssue
 

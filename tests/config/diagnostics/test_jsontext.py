@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_hooks.config._jsontext import parse_json_text
+from agent_hooks.config.diagnostics._jsontext import parse_json_text
 from agent_hooks.errors import ConfigError
 
 

@@ -26,6 +26,7 @@ PUBLIC = {
     },
     "agent_hooks.clock": {"Clock", "SystemClock", "FixedClock"},
     "agent_hooks.testing": {"run_manifest"},
+    "agent_hooks.state": {"ConversationStore", "open_store"},
 }  # fmt: skip
 
 

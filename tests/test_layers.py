@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, int]] = [
     ("agent_hooks.runtime", 5),
     ("agent_hooks._config_driven_hooks", 5),
     ("agent_hooks.agent_hooks_module", 5),
+    ("agent_hooks.state", 5),
     ("agent_hooks.app_factory", 6),
     ("agent_hooks.testing", 6),
     ("agent_hooks.serve", 7),

@@ -7,21 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.serve._redis_server import running_redis
 from tests.servers.fixtures import (  # noqa: F401 - fixtures are found by name
     RecordingServer,
     _rest_process,
+    redis_url,
     rest_server,
 )
 from tests.servers.processes import free_port, running_server
 
 UPSTREAM_SERVER = Path(__file__).resolve().parent / "upstream_server.py"
-
-
-@pytest.fixture(scope="session")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with running_redis(tmp_path_factory.mktemp("redis")) as url:
-        yield url
 
 
 @pytest.fixture(scope="session")

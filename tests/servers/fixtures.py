@@ -15,6 +15,7 @@ from tests.servers.processes import (
     free_port,
     running_server,
 )
+from tests.servers.redis import running_redis
 
 CHAT_API_KEY = "test-chat-key-3f9a"
 """The key the chat server expects; tests hand it to the toolset through an env var."""
@@ -84,3 +85,10 @@ def memory_http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     ]
     with running_server(args, port=port, log_path=workdir / "server.log") as url:
         yield f"{url}/mcp"
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real redis-server for the session (its absence fails the test)."""
+    with running_redis(tmp_path_factory.mktemp("redis")) as server:
+        yield server.url

@@ -24,8 +24,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agent_hooks import HookEvent, HookRunner, aclose_app
 from agent_hooks.config import ApplicationConfig
 from agent_hooks.serve._proxy import HooksProxy, error_response
-from agent_hooks.serve._state import ConversationStore
 from agent_hooks.serve._upstream import UpstreamClient
+from agent_hooks.state import ConversationStore
 
 __all__ = ["ServeSettings", "create_app"]
 

@@ -11,17 +11,19 @@ import logging
 import math
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from agent_hooks.serve._state import DEFAULT_STATE_URL, StateURLError, check_state_url, open_store
+from agent_hooks._scrub import scrub
 
 __all__ = ["UPSTREAM_API_KEY_ENV", "add_serve_parser", "run_serve"]
 
 UPSTREAM_API_KEY_ENV = "AGENT_HOOKS_UPSTREAM_API_KEY"
+DEFAULT_STATE_URL = "sqlite:///agent-hooks-state.db"
 
 
 def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -42,7 +44,6 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ign
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument(
         "--state",
-        type=_state_url,
         default=DEFAULT_STATE_URL,
         metavar="URL",
         help="sqlite:///PATH (relative), sqlite:////ABS/PATH or redis://HOST:PORT/DB"
@@ -74,12 +75,17 @@ def run_serve(args: argparse.Namespace) -> int:
     from agent_hooks import create_injector
     from agent_hooks.config import ApplicationConfig
     from agent_hooks.serve._app import ServeSettings, create_app
+    from agent_hooks.state import open_store
 
     config = ApplicationConfig.from_file(args.manifest, preview=True)
     injector = create_injector(config, preview=True)  # configuration errors surface before binding
+    try:
+        store = open_store(args.state)
+    except (ValueError, OSError) as exc:
+        return _startup_failed(str(exc))
     settings = ServeSettings(
         injector=injector,
-        store=open_store(args.state),
+        store=store,
         upstream=args.upstream,
         upstream_timeout_seconds=args.upstream_timeout,
         upstream_api_key=os.environ.get(UPSTREAM_API_KEY_ENV, "").strip() or None,
@@ -125,11 +131,10 @@ def _quiet_sigterm() -> _SignalHandler:
     return signal.signal(signal.SIGTERM, lambda signum, frame: None)
 
 
-def _state_url(text: str) -> str:
-    try:
-        return check_state_url(text)
-    except StateURLError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def _startup_failed(reason: str) -> int:
+    """What the server could not start with, as one line; exit status 1 (SPEC 12.1)."""
+    print(f"error: {scrub(reason)}", file=sys.stderr)
+    return 1
 
 
 def _positive_seconds(text: str) -> float:

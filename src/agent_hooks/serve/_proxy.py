@@ -19,14 +19,13 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from agent_hooks import HookEvent, HookFailedError, HookRunner, HookRunRecord
 from agent_hooks.serve._completion import StreamedAnswer, answer_from_json
 from agent_hooks.serve._conversation import (
-    Pair,
     conversation_id,
     reapply_pairs,
     synthetic_pairs,
 )
 from agent_hooks.serve._request import ChatRequest, InvalidRequest, parse_chat_request
-from agent_hooks.serve._state import ConversationStore, StateError
 from agent_hooks.serve._upstream import UpstreamClient, UpstreamError, passthrough_headers
+from agent_hooks.state import ConversationStore
 
 __all__ = ["HooksProxy", "error_response"]
 
@@ -66,7 +65,7 @@ class HooksProxy:
             return error_response(400, str(exc), type_="invalid_request_error", code=exc.code)
         conversation = conversation_id(request.headers, chat.body)
         context = _hook_context(chat, conversation)
-        stored = await self._load(conversation) if conversation else []
+        stored = await self._store.load(conversation, tenant=None) if conversation else []
         try:
             run = await self._runner.run(
                 HookEvent.ON_REQUEST_START, reapply_pairs(chat.messages, stored), request=context
@@ -83,7 +82,7 @@ class HooksProxy:
         if answer.is_success and conversation:
             pairs = synthetic_pairs(history)
             if pairs or stored:
-                await self._save(conversation, pairs)
+                await self._store.save(conversation, pairs, tenant=None)
         if answer.headers.get("content-type", "").startswith("text/event-stream"):
             return self._relay(answer, history, context)
         body = await answer.aread()
@@ -99,20 +98,6 @@ class HooksProxy:
             headers=passthrough_headers(answer),
             background=task,
         )
-
-    async def _load(self, conversation: str) -> list[Pair]:
-        """The stored pairs; a store that fails costs the turn its state, not its answer."""
-        try:
-            return await self._store.load(conversation)
-        except StateError as exc:
-            logger.error("conversation state unavailable, serving without it: %s", exc)
-            return []
-
-    async def _save(self, conversation: str, pairs: list[Pair]) -> None:
-        try:
-            await self._store.save(conversation, pairs)
-        except StateError as exc:
-            logger.error("conversation state not saved: %s", exc)
 
     def _relay(
         self, answer: httpx.Response, history: list[dict[str, Any]], context: dict[str, str]

@@ -1,0 +1,198 @@
+"""The SQLite conversation store: one file, zero set-up, shared safely by threads and processes.
+
+Failure modes it is built around (SPEC 12.1: a bad state file costs the state, never the process):
+
+- *No memory-mapped files.* WAL keeps its index in a shared-memory file that SQLite maps into the
+  process; when that file cannot be extended (disk full, read-only or vanished filesystem) the
+  kernel answers the next access with SIGBUS and the process dies. The store therefore uses the
+  rollback journal (``journal_mode=DELETE``) and ``mmap_size=0``: every failure is an error code.
+- *A deleted file.* An open connection keeps writing to the unlinked inode and the state silently
+  vanishes with it. Each call first checks that the path still names the file the connection
+  opened; when it does not, it says so at ERROR and starts a new file.
+- *Slow disks and locks* run in a worker thread; the busy timeout stays under the store's 2 s bound.
+
+Expired conversations are never returned (``load`` filters on expiry); deleting them happens in
+the background after a save, at most hourly, off the request's path.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import anyio.to_thread
+
+from agent_hooks.state._store import STATE_TTL_SECONDS, ConversationStore, StateError
+
+__all__ = ["SqliteStore"]
+
+logger = logging.getLogger("agent_hooks.state")
+
+_BUSY_TIMEOUT_MS = 1500
+"""Wait on another process's write lock this long: under the 2 s bound of every store call."""
+
+_SET_UP_RETRY_SECONDS = 0.02
+_PURGE_EVERY_SECONDS = 3600.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS conversations (
+    id TEXT PRIMARY KEY,
+    pairs TEXT NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS conversations_expiry ON conversations (expires_at);
+"""
+
+_T = TypeVar("_T")
+
+
+class SqliteStore(ConversationStore):
+    """Conversations in a SQLite file, created (with its parent directory) by :meth:`open`."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        clock: Callable[[], float] = time.time,
+        on_error: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(name=f"sqlite store {path}", on_error=on_error)
+        self.path = path
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+        self._identity: tuple[int, int] | None = None
+        self._purged_at = float("-inf")
+        self._purging = False
+
+    def open(self) -> None:
+        """Create the file now, so a path that cannot hold it fails at start, not on a request.
+
+        Raises:
+            OSError: the file or its directory cannot be created or opened as a database.
+        """
+        with self._lock:
+            try:
+                self._connect()
+            except sqlite3.Error as exc:
+                raise OSError(f"cannot open the state file {self.path}: {exc}") from exc
+
+    async def _read(self, key: str) -> str | None:
+        row = await self._run(
+            lambda db: db.execute(
+                "SELECT pairs FROM conversations WHERE id = ? AND expires_at > ?",
+                (key, self._clock()),
+            ).fetchone()
+        )
+        return None if row is None else str(row[0])
+
+    async def _write(self, key: str, text: str) -> None:
+        now = self._clock()
+        await self._run(
+            lambda db: db.execute(
+                "INSERT INTO conversations (id, pairs, expires_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (id) DO UPDATE SET pairs = excluded.pairs,"
+                " expires_at = excluded.expires_at",
+                (key, text, now + STATE_TTL_SECONDS),
+            )
+        )
+        if now - self._purged_at >= _PURGE_EVERY_SECONDS and not self._purging:
+            self._purged_at, self._purging = now, True
+            threading.Thread(target=self._purge, args=(now,), daemon=True).start()
+
+    async def _close(self) -> None:
+        def close() -> None:
+            with self._lock:
+                if self._connection is not None:
+                    self._connection.close()
+                    self._connection = None
+
+        await anyio.to_thread.run_sync(close)
+
+    def _purge(self, now: float) -> None:
+        """Delete expired conversations (a background thread, so no request waits on it)."""
+        try:
+            with self._lock:
+                if self._connection is not None:
+                    self._connection.execute(
+                        "DELETE FROM conversations WHERE expires_at <= ?", (now,)
+                    )
+        except sqlite3.Error as exc:
+            logger.warning("expired conversations not purged: %s: %s", self.path, exc)
+        finally:
+            self._purging = False
+
+    async def _run(self, statement: Callable[[sqlite3.Connection], _T]) -> _T:
+        def locked() -> _T:
+            with self._lock:
+                try:
+                    return statement(self._connection_for_path())
+                except (sqlite3.Error, OSError) as exc:
+                    raise StateError(f"{exc}") from exc
+
+        # Abandoned at the store's 2 s bound, the thread finishes on its own; the lock keeps
+        # the connection to one statement at a time.
+        return await anyio.to_thread.run_sync(locked, abandon_on_cancel=True)
+
+    def _connection_for_path(self) -> sqlite3.Connection:
+        """The open connection, or a new one when the file it had open was deleted or replaced."""
+        if self._connection is not None and self._identity != _file_identity(self.path):
+            logger.error(
+                "state file %s was deleted or replaced: its conversations are lost;"
+                " starting a new file",
+                self.path,
+            )
+            self._connection.close()
+            self._connection = None
+        if self._connection is None:
+            self._connect()
+        assert self._connection is not None
+        return self._connection
+
+    def _connect(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(
+            self.path,
+            timeout=_BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        try:
+            db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            _set_up(db)
+        except BaseException:
+            db.close()
+            raise
+        self._connection = db
+        self._identity = _file_identity(self.path)
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def _set_up(db: sqlite3.Connection) -> None:
+    """Rollback journal, no memory map, and the schema; retried while another process holds a
+    new file (switching the journal mode does not wait on the busy timeout)."""
+    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = DELETE")
+            db.execute("PRAGMA mmap_size = 0")
+            db.executescript(_SCHEMA)
+            return
+        except sqlite3.OperationalError as exc:
+            busy = exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+            if not busy or time.monotonic() >= deadline:
+                raise
+            time.sleep(_SET_UP_RETRY_SECONDS)

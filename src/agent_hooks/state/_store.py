@@ -1,0 +1,182 @@
+"""The conversation store's contract and the policy every backend shares.
+
+A backend only reads and writes one text value per key (:meth:`ConversationStore._read`,
+:meth:`ConversationStore._write`). Everything callers rely on lives here, once: the tenant is
+hashed into the key, only the latest pair per identity and at most :data:`MAX_PAIRS` are kept,
+every call is bounded by :data:`CALL_TIMEOUT_SECONDS`, and a failure costs the caller its state
+(one ERROR line), never its request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anyio
+
+from agent_hooks._scrub import scrub
+from agent_hooks.injection import call_id_prefix, is_synthetic_call_id
+
+__all__ = [
+    "CALL_TIMEOUT_SECONDS",
+    "MAX_PAIRS",
+    "STATE_TTL_SECONDS",
+    "ConversationStore",
+    "Pair",
+    "StateError",
+    "retained_pairs",
+    "state_key",
+]
+
+logger = logging.getLogger("agent_hooks.state")
+
+STATE_TTL_SECONDS = 7 * 24 * 60 * 60
+"""A conversation's pairs are kept this long after its last save (SPEC 12)."""
+
+CALL_TIMEOUT_SECONDS = 2.0
+"""Longest any store call may hold its caller (SPEC 12.1): then the caller goes on without state."""
+
+MAX_PAIRS = 64
+"""Pairs kept per conversation; the oldest go first (SPEC 12.1)."""
+
+Pair = tuple[dict[str, Any], dict[str, Any]]
+"""A synthetic pair in OpenAI chat format: the assistant message with its one tool call, then the
+tool message answering it."""
+
+_IDENTITY_CHARS = len(call_id_prefix("", {}))
+"""Length of the "this tool with these arguments" start of every synthetic id. Measured on an id
+the injection layer builds, so it follows that layer's format instead of restating it."""
+
+_NO_TENANT = "-"
+
+
+class StateError(Exception):
+    """A backend failed (disk, network, a foreign entry); the message names the store only."""
+
+
+def state_key(tenant: str | None, conversation_id: str) -> str:
+    """The key of one tenant's conversation: the tenant only as its SHA-256, never in clear.
+
+    The hash has a fixed length (or is ``-`` without a tenant), so no pair of tenant and
+    conversation id can produce another pair's key.
+    """
+    owner = _NO_TENANT if tenant is None else hashlib.sha256(tenant.encode()).hexdigest()
+    return f"{owner}:{conversation_id}"
+
+
+def retained_pairs(pairs: Sequence[Pair]) -> list[Pair]:
+    """What a save keeps: synthetic pairs only, the latest per identity, the newest 64, in order.
+
+    The identity of a pair is its id's ``ah_{i8}_`` start (SPEC 4): one tool with one set of
+    arguments. ``always`` hooks and changed content would otherwise grow a conversation forever.
+    """
+    latest: dict[str, int] = {}
+    for index, (assistant, _) in enumerate(pairs):
+        call_id = _call_id(assistant)
+        if call_id is not None and is_synthetic_call_id(call_id):
+            latest[call_id[:_IDENTITY_CHARS]] = index
+    kept = sorted(latest.values())[-MAX_PAIRS:]
+    return [pairs[index] for index in kept]
+
+
+class ConversationStore(ABC):
+    """The synthetic pairs of each (tenant, conversation), shared by ``serve`` and the adapters.
+
+    ``load`` answers ``[]`` for an unknown, expired or unreadable conversation; ``save`` replaces
+    the pairs and restarts the conversation's seven-day expiry. Neither ever raises for a store
+    failure nor takes longer than :data:`CALL_TIMEOUT_SECONDS`: the failure is logged at ERROR
+    (one line) and reported to ``on_error``, and the caller goes on without state.
+    """
+
+    def __init__(self, *, name: str, on_error: Callable[[], None] | None = None) -> None:
+        self._name = name
+        self._on_error = on_error
+        self._closed = False
+
+    async def load(self, conversation_id: str, *, tenant: str | None) -> list[Pair]:
+        """The stored pairs of ``tenant``'s conversation, oldest first; ``[]`` on any failure."""
+        self._check_open()
+        key = state_key(tenant, conversation_id)
+        try:
+            with anyio.fail_after(CALL_TIMEOUT_SECONDS):
+                text = await self._read(key)
+            return [] if text is None else _decode(text)
+        except (StateError, TimeoutError) as exc:
+            self._failed("conversation state unavailable, serving without it", exc)
+            return []
+
+    async def save(
+        self, conversation_id: str, pairs: Sequence[Pair], *, tenant: str | None
+    ) -> None:
+        """Keep :func:`retained_pairs` of ``pairs`` as the conversation's state."""
+        self._check_open()
+        text = _encode(retained_pairs(pairs))
+        try:
+            with anyio.fail_after(CALL_TIMEOUT_SECONDS):
+                await self._write(state_key(tenant, conversation_id), text)
+        except (StateError, TimeoutError) as exc:
+            self._failed("conversation state not saved", exc)
+
+    async def aclose(self) -> None:
+        """Release the connection; safe to call twice. The host that opened the store closes it."""
+        if not self._closed:
+            self._closed = True
+            await self._close()
+
+    @abstractmethod
+    async def _read(self, key: str) -> str | bytes | None:
+        """The text stored under ``key``, ``None`` when absent or expired.
+
+        Raises:
+            StateError: the backend failed.
+        """
+
+    @abstractmethod
+    async def _write(self, key: str, text: str) -> None:
+        """Store ``text`` under ``key`` for :data:`STATE_TTL_SECONDS`.
+
+        Raises:
+            StateError: the backend failed.
+        """
+
+    @abstractmethod
+    async def _close(self) -> None: ...
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"the conversation store {self._name} is closed")
+
+    def _failed(self, what: str, exc: Exception) -> None:
+        reason = "no answer within 2 s" if isinstance(exc, TimeoutError) else str(exc)
+        logger.error("%s: %s: %s", what, self._name, scrub(reason))
+        if self._on_error is not None:
+            self._on_error()
+
+
+def _encode(pairs: list[Pair]) -> str:
+    return json.dumps([list(pair) for pair in pairs], ensure_ascii=False, separators=(",", ":"))
+
+
+def _decode(text: str | bytes) -> list[Pair]:
+    """The pairs :func:`_encode` wrote.
+
+    Raises:
+        StateError: the entry is not what we write (another program wrote that key).
+    """
+    try:
+        data = json.loads(text)
+        return [(dict(assistant), dict(tool)) for assistant, tool in data]
+    except (ValueError, TypeError) as exc:
+        raise StateError(f"a stored conversation is unreadable ({type(exc).__name__})") from exc
+
+
+def _call_id(message: dict[str, Any]) -> str | None:
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list) or len(calls) != 1 or not isinstance(calls[0], dict):
+        return None
+    call_id = calls[0].get("id")
+    return call_id if isinstance(call_id, str) else None

@@ -1,0 +1,133 @@
+"""A store that fails costs the state, never the request or the process (SPEC 12.1).
+
+Every fault is real: a Redis that is down, killed or blackholed (a socket that accepts and never
+answers), a SQLite file deleted under the store or on a disk that refuses writes.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agent_hooks.state import open_store
+from agent_hooks.state._store import CALL_TIMEOUT_SECONDS
+from tests.serve.test_conversation import pair
+from tests.servers.redis import RedisServer, blackholed_port
+
+PAIRS = [pair("clock", "12:00")]
+BOUND = CALL_TIMEOUT_SECONDS + 0.5
+"""What a failing call may cost at most, with room for the test's own scheduling."""
+
+
+def state_errors(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "agent_hooks.state"]
+
+
+async def test_a_blackholed_redis_costs_each_call_at_most_two_seconds(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    failures: list[None] = []
+    with blackholed_port() as port:
+        store = open_store(f"redis://127.0.0.1:{port}/0", on_error=lambda: failures.append(None))
+        with anyio.fail_after(BOUND):
+            assert await store.load("c1", tenant="t") == []
+        with anyio.fail_after(BOUND):
+            await store.save("c1", PAIRS, tenant="t")
+        await store.aclose()
+    assert len(failures) == 2
+    errors = state_errors(caplog)
+    assert len(errors) == 2
+    assert all("redis store" in line for line in errors)
+
+
+async def test_a_redis_down_at_start_serves_state_once_it_answers(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = RedisServer(tmp_path)
+    store = open_store(server.url)
+    with anyio.fail_after(BOUND):
+        await store.save("c1", PAIRS, tenant="t")  # nobody listens yet
+    assert len(state_errors(caplog)) == 1
+    server.start()
+    try:
+        await store.save("c1", PAIRS, tenant="t")
+        assert await store.load("c1", tenant="t") == PAIRS
+        server.kill()
+        with anyio.fail_after(BOUND):
+            assert await store.load("c1", tenant="t") == []
+        server.start()  # a new, empty server on the same port: the client reconnects
+        assert await store.load("c1", tenant="t") == []
+        await store.save("c1", PAIRS, tenant="t")
+        assert await store.load("c1", tenant="t") == PAIRS
+    finally:
+        await store.aclose()
+        server.kill()
+    assert len(state_errors(caplog)) == 2
+
+
+async def test_a_deleted_sqlite_file_is_reported_and_replaced(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "state.db"
+    store = open_store(f"sqlite:///{path}")
+    await store.save("c1", PAIRS, tenant="t")
+    path.unlink()
+    assert await store.load("c1", tenant="t") == []
+    assert path.exists()
+    await store.save("c1", PAIRS, tenant="t")
+    assert await store.load("c1", tenant="t") == PAIRS
+    await store.aclose()
+    assert [line for line in state_errors(caplog) if "deleted" in line] != []
+
+
+async def test_a_sqlite_file_that_cannot_come_back_costs_the_state_only(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    directory = tmp_path / "state"
+    store = open_store(f"sqlite:///{directory}/state.db")
+    (directory / "state.db").unlink()
+    directory.rmdir()
+    directory.write_text("a file where the directory was")
+    assert await store.load("c1", tenant="t") == []
+    await store.save("c1", PAIRS, tenant="t")
+    await store.aclose()
+    assert sum("sqlite store" in line for line in state_errors(caplog)) == 2
+
+
+def test_a_disk_that_refuses_writes_never_kills_the_process(tmp_path: Path) -> None:
+    """A file-size limit makes every write past it fail (EFBIG), as a full disk does. With a
+    memory-mapped WAL index that is a SIGBUS; the store must log errors and carry on."""
+    script = textwrap.dedent(
+        f"""
+        import asyncio, logging, resource, sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+        from agent_hooks.state import open_store
+        from tests.serve.test_conversation import pair
+
+        async def main():
+            store = open_store("sqlite:///{tmp_path}/state.db")
+            await store.save("warm", [pair("clock", "x")], tenant="t")
+            resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
+            failures = 0
+            for n in range(50):
+                await store.save(f"c{{n}}", [pair("kb", "y" * 5000)], tenant="t")
+                if await store.load(f"c{{n}}", tenant="t") == []:
+                    failures += 1
+            await store.aclose()
+            print("failures", failures)
+
+        logging.basicConfig(level=logging.ERROR)
+        asyncio.run(main())
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "failures 50" in done.stdout
+    assert "ERROR:agent_hooks.state" in done.stderr

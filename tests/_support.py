@@ -7,6 +7,7 @@ from typing import Any
 
 from injector import Module, multiprovider
 
+from agent_hooks.injection._ids import call_id_prefix, prefixed_call_id
 from agent_hooks.messages import Message
 from agent_hooks.tools import StagedBaseTool
 
@@ -44,3 +45,12 @@ class HostTools(Module):
     @multiprovider
     def provide_tools(self) -> list[StagedBaseTool]:
         return self.tools
+
+
+def synthetic_id(
+    tool: str, arguments: Mapping[str, Any], content: str, *, ttl_expiry_seconds: int | None = None
+) -> str:
+    """The unsigned SPEC section 4 id of a pair of ``tool`` with ``arguments`` and ``content``."""
+    return prefixed_call_id(
+        call_id_prefix(tool, arguments), content, ttl_expiry_seconds=ttl_expiry_seconds
+    )

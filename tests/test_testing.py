@@ -109,7 +109,7 @@ async def test_now_fixes_the_clock_of_the_built_in_time_tool_and_the_ttl() -> No
 
     assert tool_answers(first.messages) == ["2023-11-14T22:13:20Z"]
     assert first.records[0].call_id is not None
-    assert first.records[0].call_id.endswith(f"_ttl_{1_700_000_000 + 600:08x}")
+    assert first.records[0].call_id.endswith(f"_t{1_700_000_000 + 600:08x}")
     assert [r.outcome for r in fresh.records] == ["skipped_fresh"]
     assert fresh.messages == first.messages
 

@@ -2,7 +2,9 @@
 
 Each transformer runs its single hook through the same :class:`HookRunner` as a whole run, so a
 host applying the list one by one gets the same records, deadlines and trust rules, and the same
-history, as ``runner.run`` gives in one go.
+history, as ``runner.run`` gives in one go. That includes the hook context: a chain of
+transformers is one run, so every transformer builds its context from the history the first one
+received (SPEC section 10), which each returned history carries along to the next transformer.
 """
 
 from __future__ import annotations
@@ -15,6 +17,23 @@ from agent_hooks.messages import Message
 from agent_hooks.runtime import HookRunner, PreparedHook
 
 __all__ = ["ConfigDrivenToolCallHook"]
+
+
+class _ChainedHistory(list[Message]):
+    """A transformer's output, remembering the history the chain started from.
+
+    The memory holds only while the list is exactly what the transformer returned (the same
+    message objects, in order): a host that edits or rebuilds the history between transformers
+    starts a new chain.
+    """
+
+    def __init__(self, messages: Sequence[Message], *, received: Sequence[Message]) -> None:
+        super().__init__(messages)
+        self.received = tuple(received)
+        self._identity = tuple(map(id, self))
+
+    def chain_start(self) -> tuple[Message, ...] | None:
+        return self.received if tuple(map(id, self)) == self._identity else None
 
 
 class ConfigDrivenToolCallHook(MessagesTransformer):
@@ -33,8 +52,12 @@ class ConfigDrivenToolCallHook(MessagesTransformer):
         return self.hook.label
 
     async def transform(self, messages: Sequence[Message]) -> list[Message]:
-        run = await self.runner.run_hooks([self.hook], HookEvent.ON_REQUEST_START, messages)
-        return run.messages
+        start = messages.chain_start() if isinstance(messages, _ChainedHistory) else None
+        received = start if start is not None else tuple(messages)
+        run = await self.runner.run_hooks(
+            [self.hook], HookEvent.ON_REQUEST_START, messages, context_history=received
+        )
+        return _ChainedHistory(run.messages, received=received)
 
     def __repr__(self) -> str:
         return f"<ConfigDrivenToolCallHook {self.label!r} tool={self.hook.tool!r}>"

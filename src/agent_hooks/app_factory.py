@@ -14,7 +14,8 @@ from agent_hooks._preview_module import is_preview_module
 from agent_hooks.agent_hooks_module import AgentHooksModule
 from agent_hooks.clock import Clock, SystemClock
 from agent_hooks.config import ApplicationConfig, FeatureSettings, SigningSettings
-from agent_hooks.injection import MessagesTransformer, SigningKeys
+from agent_hooks.injection import MessagesTransformer
+from agent_hooks.injection._trust import SigningKeys
 from agent_hooks.runtime import HookObserver, HookRunner, PreparedHook
 from agent_hooks.tools import (
     NullStageReporter,
@@ -79,7 +80,6 @@ class AppModule(Module):
         self,
         config: ApplicationConfig,
         hooks: list[PreparedHook],
-        registry: ToolRegistry,
         clock: Clock,
         enrichers: list[ToolCallResultEnricher],
         observers: list[HookObserver],
@@ -88,7 +88,6 @@ class AppModule(Module):
     ) -> HookRunner:
         return HookRunner(
             hooks,
-            registry=registry,
             clock=clock,
             enrichers=enrichers,
             observers=observers,

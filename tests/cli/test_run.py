@@ -46,7 +46,7 @@ def test_run_prints_the_history_with_the_injected_pair(
         "tool_call_id": history[2]["tool_calls"][0]["id"],
         "content": "2030-03-17T17:46:40Z",
     }
-    assert history[3]["tool_call_id"].endswith(f"_ttl_{NOW + 600:08x}")
+    assert history[3]["tool_call_id"].endswith(f"_t{NOW + 600:08x}")
 
 
 @pytest.mark.usefixtures("preview_on")

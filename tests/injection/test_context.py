@@ -20,7 +20,7 @@ SYNTHETIC_PAIR = [
         "content": None,
         "tool_calls": [
             {
-                "id": "synth_t_0a1b2c_a_3d4e5f_c_6a7b8c",
+                "id": "ah_0a1b2c3d_6a7b8c",
                 "type": "function",
                 "function": {"name": "memory_server_get_memories", "arguments": '{"user_id": 7}'},
             }
@@ -28,7 +28,7 @@ SYNTHETIC_PAIR = [
     },
     {
         "role": "tool",
-        "tool_call_id": "synth_t_0a1b2c_a_3d4e5f_c_6a7b8c",
+        "tool_call_id": "ah_0a1b2c3d_6a7b8c",
         "content": "likes tea",
     },
 ]
@@ -128,7 +128,7 @@ def test_the_last_user_message_is_the_latest_one() -> None:
         ]
     )
     assert built["last_user_message"]["content"] == "second"
-    assert built["messages"][-1]["tool_call_id"] == "synth_t_0a1b2c_a_3d4e5f_c_6a7b8c"
+    assert built["messages"][-1]["tool_call_id"] == "ah_0a1b2c3d_6a7b8c"
 
 
 def test_request_start_context_has_exactly_its_names_and_an_empty_request_by_default() -> None:

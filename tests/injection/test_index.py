@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from agent_hooks.injection._ids import call_id_prefix, make_call_id
+from agent_hooks.injection._ids import call_id_prefix
 from agent_hooks.injection._index import HistoryIndex, Placement
 from agent_hooks.injection._pairs import SyntheticPair
 from agent_hooks.injection._trust import SigningKeys, TrustRules
 from agent_hooks.messages import Message
-from tests._support import msg
+from tests._support import msg, synthetic_id
 
 NOW = 1_700_000_000
 RULES = TrustRules(now=NOW, check_content=True)
@@ -19,7 +19,7 @@ NO_KEYS = SigningKeys()
 
 
 def new_pair(tool: str, content: str, **arguments: Any) -> SyntheticPair:
-    call_id = make_call_id(tool, arguments, content)
+    call_id = synthetic_id(tool, arguments, content)
     call = {"id": call_id, "type": "function", "function": {"name": tool, "arguments": "{}"}}
     return SyntheticPair(
         assistant=msg(role="assistant", content=None, tool_calls=[call]),
@@ -37,7 +37,7 @@ def contents(messages: list[Message]) -> list[Any]:
 
 
 def test_pairs_are_grouped_by_prefix_and_a_lone_tool_message_has_no_caller() -> None:
-    lone = msg(role="tool", tool_call_id=make_call_id("notes", {}, "L"), content="L")
+    lone = msg(role="tool", tool_call_id=synthetic_id("notes", {}, "L"), content="L")
     history = [
         msg(role="user", content="u"),
         *old_pair("notes", "A"),
@@ -47,13 +47,13 @@ def test_pairs_are_grouped_by_prefix_and_a_lone_tool_message_has_no_caller() -> 
     index = HistoryIndex(history)
 
     notes = index.state(call_id_prefix("notes", {})).candidates
-    assert [(c.content, c.has_caller) for c in notes] == [("A", True), ("L", False)]
+    assert [(c.content, c.caller is not None) for c in notes] == [("A", True), ("L", False)]
     assert [c.content for c in index.state(call_id_prefix("prefs", {})).candidates] == ["P"]
     assert index.state(call_id_prefix("notes", {"other": 1})).candidates == []
 
 
 def test_the_latest_trusted_candidate_skips_newer_ones_that_do_not_count() -> None:
-    lone = msg(role="tool", tool_call_id=make_call_id("notes", {}, "L"), content="L")
+    lone = msg(role="tool", tool_call_id=synthetic_id("notes", {}, "L"), content="L")
     edited = old_pair("notes", "B")
     edited[1] = edited[1].model_copy(update={"content": "edited"})
     index = HistoryIndex([*old_pair("notes", "A"), *edited, lone])
@@ -99,7 +99,7 @@ def test_appended_pairs_go_at_the_end_after_inserted_ones_in_hook_order() -> Non
 
 
 def test_replacing_an_old_pair_swaps_only_its_call_in_a_shared_assistant_message() -> None:
-    old_id = make_call_id("notes", {}, "A")
+    old_id = synthetic_id("notes", {}, "A")
     calls = [
         {"id": "call_1", "type": "function", "function": {"name": "search"}},
         {"id": old_id, "type": "function", "function": {"name": "notes", "arguments": "{}"}},

@@ -10,9 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_hooks.config import InjectionFrequency
-from agent_hooks.injection import make_call_id
 from agent_hooks.messages import Message
-from tests._support import ScriptedTool, msg
+from tests._support import ScriptedTool, msg, synthetic_id
 from tests.injection.test_synthetic import NOW, Hook
 
 _text = st.text(max_size=12)
@@ -34,7 +33,7 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
             if kind == "synthetic":
                 tool = draw(st.sampled_from(["memories", "prefs"]))
                 expiry = draw(st.none() | st.integers(NOW - 100, NOW + 100))
-                call_id = make_call_id(tool, {}, content, ttl_expiry_seconds=expiry)
+                call_id = synthetic_id(tool, {}, content, ttl_expiry_seconds=expiry)
             else:
                 tool, call_id = "search", f"call_{draw(st.integers(0, 999))}"
             call = {

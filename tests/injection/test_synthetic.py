@@ -10,14 +10,10 @@ import pytest
 
 from agent_hooks.clock import FixedClock
 from agent_hooks.config import InjectionFrequency
-from agent_hooks.errors import ToolError
-from agent_hooks.injection import (
-    StagedToolSyntheticInjector,
-    SyntheticToolCallInjector,
-    call_id_prefix,
-    ttl_expiry,
-)
+from agent_hooks.injection import StagedToolSyntheticInjector, SyntheticToolCallInjector
+from agent_hooks.injection._ids import call_id_prefix, ttl_expiry
 from agent_hooks.messages import Message, Role
+from agent_hooks.runtime import HookFailedError
 from agent_hooks.tools import StagedBaseTool
 from tests._support import ScriptedTool, msg
 
@@ -212,13 +208,30 @@ async def test_content_none_skips_the_injection() -> None:
     assert await Hook(ScriptedTool("t", None)).transform(history) == history
 
 
-async def test_missing_tool_raises_a_tool_error_naming_the_tool() -> None:
+async def test_a_missing_tool_skips_the_injection_with_a_warning_naming_the_tool(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     class Elsewhere(Hook):
         def get_tool_name(self) -> str:
             return "not_registered"
 
-    with pytest.raises(ToolError, match="not_registered"):
-        await Elsewhere(ScriptedTool("t", "c")).transform(conversation())
+    history = conversation()
+    with caplog.at_level("WARNING", logger="agent_hooks.hooks"):
+        assert await Elsewhere(ScriptedTool("t", "c")).transform(history) == history
+    assert "outcome=skipped_error" in caplog.text
+    assert "not_registered" in caplog.text
+
+
+async def test_an_injector_that_asks_to_fail_raises_hook_failed_error_naming_the_tool() -> None:
+    class Strict(Hook):
+        on_error = "fail"
+
+        def get_tool_name(self) -> str:
+            return "not_registered"
+
+    with pytest.raises(HookFailedError, match="'Strict' failed: no such tool") as caught:
+        await Strict(ScriptedTool("t", "c")).transform(conversation())
+    assert caught.value.failures[0].tool == "not_registered"
 
 
 async def test_untouched_messages_come_out_exactly_as_they_came_in() -> None:

@@ -11,34 +11,37 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_hooks.config._signing import SigningSettings
-from agent_hooks.injection._ids import make_call_id, parse_call_id
+from agent_hooks.injection._ids import parse_call_id
 from agent_hooks.injection._trust import SigningKeys, TrustRules, is_trusted, remove_unverified
-from agent_hooks.messages import Message
-from tests._support import msg
+from agent_hooks.messages import FunctionCall, Message
+from tests._support import msg, synthetic_id
 
 NOW = 1_700_000_000
 TTL = 300
 NO_KEYS = SigningKeys()
+NOTES = FunctionCall(name="notes", arguments="{}")
 
 
 def parsed(content: str, expiry: int | None = None, keys: SigningKeys = NO_KEYS) -> Any:
-    call_id = keys.sign(make_call_id("notes", {}, content, ttl_expiry_seconds=expiry), content)
-    result = parse_call_id(call_id)
+    unsigned = synthetic_id("notes", {}, content, ttl_expiry_seconds=expiry)
+    result = parse_call_id(keys.sign(unsigned, NOTES, content))
     assert result is not None
     return result
 
 
 def trusted(pair: Any, content: object, **rules: Any) -> bool:
     keys = rules.pop("keys", NO_KEYS)
-    has_caller = rules.pop("has_caller", True)
-    return is_trusted(
-        pair, content, has_caller=has_caller, rules=TrustRules(now=NOW, **rules), keys=keys
-    )
+    caller = rules.pop("caller", NOTES)
+    return is_trusted(pair, content, caller=caller, rules=TrustRules(now=NOW, **rules), keys=keys)
 
 
 def test_a_pair_without_its_assistant_call_never_counts() -> None:
-    assert not trusted(parsed("A"), "A", has_caller=False)
+    assert not trusted(parsed("A"), "A", caller=None)
     assert trusted(parsed("A"), "A")
+
+
+def test_without_keys_a_signed_id_cannot_be_checked_and_never_counts() -> None:
+    assert not trusted(parsed("A", keys=SigningKeys(("k",))), "A")
 
 
 def test_an_expiry_counts_up_to_now_plus_the_ttl_plus_a_minute() -> None:
@@ -62,11 +65,29 @@ def test_with_keys_only_a_signature_of_one_of_them_over_this_content_counts() ->
     assert not trusted(parsed("A"), "A", keys=rotated)
 
 
-def test_the_first_key_signs_with_twelve_hex_digits_of_hmac_sha256() -> None:
-    unsigned = make_call_id("notes", {}, "A", ttl_expiry_seconds=NOW)
-    mac = hmac.new(b"new", f"{unsigned}\nA".encode(), hashlib.sha256).hexdigest()[:12]
-    assert SigningKeys(("new", "old")).sign(unsigned, "A") == f"{unsigned}_s_{mac}"
-    assert NO_KEYS.sign(unsigned, "A") == unsigned
+def test_a_signed_pair_relabelled_as_another_call_does_not_verify() -> None:
+    keys = SigningKeys(("k",))
+    pair = parsed("A", keys=keys)
+    assert trusted(pair, "A", keys=keys)
+    # The same call written back by a framework that keeps arguments as a dict still verifies.
+    assert trusted(pair, "A", keys=keys, caller=FunctionCall(name="notes", arguments="{ }"))
+    relabelled = [
+        FunctionCall(name="notes", arguments='{"account": "bob", "verified": true}'),
+        FunctionCall(name="transfer_funds", arguments="{}"),
+        FunctionCall(name="notes", arguments="not json"),
+        FunctionCall(name="notes", arguments="[]"),
+    ]
+    for caller in relabelled:
+        assert not trusted(pair, "A", keys=keys, caller=caller), caller
+
+
+def test_the_first_key_signs_ten_hex_digits_of_hmac_over_id_name_arguments_and_content() -> None:
+    unsigned = synthetic_id("notes", {}, "A", ttl_expiry_seconds=NOW)
+    call = FunctionCall(name="notes", arguments='{"b": 1,  "a": 2}')
+    signed_text = f'{unsigned}\nnotes\n{{"a": 2, "b": 1}}\nA'
+    mac = hmac.new(b"new", signed_text.encode(), hashlib.sha256).hexdigest()[:10]
+    assert SigningKeys(("new", "old")).sign(unsigned, call, "A") == f"{unsigned}_s{mac}"
+    assert NO_KEYS.sign(unsigned, call, "A") == unsigned
     assert not NO_KEYS
 
 
@@ -90,7 +111,7 @@ def test_keys_come_from_the_environment_stripped_and_keys_wins(
 
 
 def synthetic_pair(content: str, keys: SigningKeys = NO_KEYS) -> list[Message]:
-    call_id = keys.sign(make_call_id("notes", {}, content), content)
+    call_id = keys.sign(synthetic_id("notes", {}, content), NOTES, content)
     call = {"id": call_id, "type": "function", "function": {"name": "notes"}}
     return [
         msg(role="assistant", tool_calls=[call]),
@@ -122,10 +143,10 @@ ordinary = st.fixed_dictionaries(
     {"role": st.sampled_from(["system", "user", "assistant", "tool"])},
     optional={
         "content": st.none() | st.text(max_size=6),
-        "tool_call_id": st.text(max_size=70).filter(lambda t: not t.startswith("synth_t_")),
+        "tool_call_id": st.text(max_size=70).filter(lambda t: not t.startswith("ah_")),
         "tool_calls": st.lists(
             st.fixed_dictionaries(
-                {"id": st.text(max_size=8).filter(lambda t: not t.startswith("synth_t_"))}
+                {"id": st.text(max_size=8).filter(lambda t: not t.startswith("ah_"))}
             ),
             max_size=2,
         ),

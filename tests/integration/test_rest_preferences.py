@@ -82,9 +82,9 @@ async def test_with_a_ttl_the_api_is_not_called_until_the_result_expires(
         refreshed = await run_hooks(injector, fresh)
     assert tool_pairs(first) == [("user_prefs_api_get_preferences", "{}", PREFERENCES)]
     assert first[3].tool_call_id is not None
-    assert first[3].tool_call_id.endswith(f"_ttl_{int(NOW) + 3600:08x}")
+    assert first[3].tool_call_id.endswith(f"_t{int(NOW) + 3600:08x}")
     assert fresh == first
     assert len(refreshed) == len(first)
     assert refreshed[3].tool_call_id is not None
-    assert refreshed[3].tool_call_id.endswith(f"_ttl_{int(NOW) + 61 * 60 + 3600:08x}")
+    assert refreshed[3].tool_call_id.endswith(f"_t{int(NOW) + 61 * 60 + 3600:08x}")
     assert len(rest_server.received()) == 2

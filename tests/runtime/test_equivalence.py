@@ -4,6 +4,7 @@ for generated hook sets and histories; no history makes it raise; what it writes
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 from collections import Counter
@@ -16,10 +17,10 @@ from hypothesis import strategies as st
 
 from agent_hooks import HookEvent, HookOutcome, HookRunner
 from agent_hooks.injection import MessagesTransformer
-from agent_hooks.injection._ids import h6, make_call_id, parse_call_id
+from agent_hooks.injection._ids import content_hash, parse_call_id
 from agent_hooks.injection._trust import SigningKeys
-from agent_hooks.messages import Message
-from tests._support import msg
+from agent_hooks.messages import FunctionCall, Message
+from tests._support import msg, synthetic_id
 from tests.runtime._kit import NOW, Recorder, VersionedTool, answer, app, dumped, hook
 
 TOOLS = {"alpha": "text", "beta": "text", "slow": "slow", "broken": "broken", "nothing": "nothing"}
@@ -70,10 +71,11 @@ def synthetic_pair(
     content = answer(tool, arguments, draw(st.sampled_from([0, 0, 1])))
     shape = draw(st.sampled_from(shapes))
     hashed = {"edited": content + " (edited)", "always": "random token"}.get(shape, content)
-    call_id = make_call_id(tool, arguments, hashed, ttl_expiry_seconds=draw(expiries))
+    call_id = synthetic_id(tool, arguments, hashed, ttl_expiry_seconds=draw(expiries))
     signer = draw(st.sampled_from([key, key, "some other key", None]))
-    call_id = SigningKeys((signer,)).sign(call_id, content) if signer else call_id
-    call = {"id": call_id, "type": "function", "function": {"name": tool, "arguments": "{}"}}
+    function = FunctionCall(name=tool, arguments=json.dumps(arguments))
+    call_id = SigningKeys((signer,)).sign(call_id, function, content) if signer else call_id
+    call = {"id": call_id, "type": "function", "function": function.model_dump()}
     calls = [call, {**call, "id": "call_foreign"}] if shape == "foreign" else [call]
     assistant = {"role": "assistant", "content": None, "tool_calls": calls}
     answer_message = {"role": "tool", "tool_call_id": call_id, "content": content}
@@ -115,11 +117,15 @@ def normalised(messages: Sequence[Message]) -> list[str]:
         call_id = match[0]
         parsed = parse_call_id(call_id)
         content = contents.get(call_id)
-        if parsed is None or not isinstance(content, str) or h6(content) == parsed.content_hash:
+        if (
+            parsed is None
+            or not isinstance(content, str)
+            or content_hash(content) == parsed.content_hash
+        ):
             return call_id
         return names.setdefault(call_id, f"always#{len(names)}")
 
-    return [re.sub(r"synth_t_[0-9a-z_]+", rename, repr(m.to_openai())) for m in messages]
+    return [re.sub(r"ah_[0-9a-z_]+", rename, repr(m.to_openai())) for m in messages]
 
 
 async def sequential(injector: Any, history: list[Message]) -> list[Message]:
@@ -204,7 +210,7 @@ async def test_a_lone_tool_message_behind_a_new_pair_keeps_runner_and_seed_equal
     earlier = answer("alpha", {}, 1)
     history = [
         msg(role="user", content="hi"),
-        msg(role="tool", tool_call_id=make_call_id("alpha", {}, earlier), content=earlier),
+        msg(role="tool", tool_call_id=synthetic_id("alpha", {}, earlier), content=earlier),
     ]
     hooks = [hook("alpha"), hook("beta")]
     runner_app, _ = build(hooks, version=0, concurrency=8)
@@ -228,11 +234,11 @@ message_dicts = st.fixed_dictionaries(
         | st.text(max_size=70)
         | st.sampled_from(
             [
-                make_call_id("alpha", {}, "x", ttl_expiry_seconds=0xFFFFFFFF),
-                make_call_id("alpha", {}, "x")[:-3],
-                "synth_t_" + "f" * 80,
-                make_call_id("alpha", {}, "x") + "_ttl_" + "9" * 10_000,
-                make_call_id("alpha", {}, "x") + "_s_" + "0" * 12,
+                synthetic_id("alpha", {}, "x", ttl_expiry_seconds=0xFFFFFFFF),
+                synthetic_id("alpha", {}, "x")[:-3],
+                "ah_" + "f" * 80,
+                synthetic_id("alpha", {}, "x") + "_t" + "9" * 10_000,
+                synthetic_id("alpha", {}, "x") + "_s" + "0" * 12,
             ]
         ),
         "tool_calls": st.none()
@@ -270,4 +276,4 @@ def test_no_history_makes_the_runner_raise(
 
 def _looks_synthetic(message: dict[str, Any]) -> bool:
     ids = [message.get("tool_call_id")] + [c.get("id") for c in message.get("tool_calls") or []]
-    return any(isinstance(i, str) and i.startswith("synth_t_") for i in ids)
+    return any(isinstance(i, str) and i.startswith("ah_") for i in ids)

@@ -76,7 +76,7 @@ async def test_a_fresh_ttl_pair_skips_the_call(rest_server: RecordingServer) -> 
             second = await run_once(injector, first.messages)
 
     assert first.records[0].call_id is not None
-    assert first.records[0].call_id.endswith(f"_ttl_{1_700_000_000 + 300:08x}")
+    assert first.records[0].call_id.endswith(f"_t{1_700_000_000 + 300:08x}")
     [fresh] = second.records
     assert (fresh.hook, fresh.outcome, fresh.reason) == ("prefs", HookOutcome.SKIPPED_FRESH, None)
     assert (fresh.content_chars, fresh.call_id) == (None, None)

@@ -28,8 +28,8 @@ FRESH = NOW + 100
 USER = msg(role="user", content="hi")
 
 
-def h6(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:6]
+def sha(text: str, digits: int) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:digits]
 
 
 def spec_id(
@@ -39,16 +39,19 @@ def spec_id(
     tool: str = TOOL,
     arguments: dict[str, Any] | None = None,
 ) -> str:
-    """``synth_t_{h6(tool)}_a_{h6(args)}_c_{h6(content)}[_ttl_{expiry:08x}]`` (SPEC section 4)."""
-    args = json.dumps(arguments or {}, sort_keys=True)
-    call_id = f"synth_t_{h6(tool)}_a_{h6(args)}_c_{h6(content)}"
-    return call_id if expiry is None else f"{call_id}_ttl_{expiry:08x}"
+    """``ah_{i8}_{c6}[_t{expiry:08x}]`` (SPEC section 4)."""
+    identity = tool + "\n" + json.dumps(arguments or {}, sort_keys=True)
+    call_id = f"ah_{sha(identity, 8)}_{sha(content, 6)}"
+    return call_id if expiry is None else f"{call_id}_t{expiry:08x}"
 
 
-def signed(call_id: str, content: str, key: str) -> str:
-    """``call_id`` + ``_s_`` + 12 hex digits of HMAC-SHA256(key, id + "\\n" + content)."""
-    mac = hmac.new(key.encode(), f"{call_id}\n{content}".encode(), hashlib.sha256)
-    return f"{call_id}_s_{mac.hexdigest()[:12]}"
+def signed(call_id: str, content: str, key: str, *, tool: str = TOOL, arguments: str = "{}") -> str:
+    """``call_id`` + ``_s`` + 10 hex digits of HMAC-SHA256 over the id, the function name, the
+    canonical arguments and the content, joined by newlines (SPEC section 9)."""
+    canonical = json.dumps(json.loads(arguments), sort_keys=True)
+    text = f"{call_id}\n{tool}\n{canonical}\n{content}"
+    mac = hmac.new(key.encode(), text.encode(), hashlib.sha256)
+    return f"{call_id}_s{mac.hexdigest()[:10]}"
 
 
 def pair(call_id: str, content: str = CONTENT, tool: str = TOOL) -> list[Message]:
@@ -102,10 +105,10 @@ async def test_an_honest_pair_within_the_ttl_counts_without_a_key() -> None:
     [
         spec_id(CONTENT, expiry=0xFFFFFFFF),  # far-future expiry
         spec_id(CONTENT, expiry=NOW + 300 + 61),  # just past now + ttl + 60
-        spec_id(CONTENT, expiry=FRESH)[:30],  # truncated inside the content hash
-        spec_id(CONTENT, expiry=FRESH).replace("_c_", "_x_"),  # garbage
-        spec_id(CONTENT, expiry=FRESH) + "_s_" + "0" * 12 + "_" + "f" * 8,  # over 64 characters
-        spec_id(CONTENT) + "_ttl_" + "9" * 10_000,  # a 10,000-digit expiry
+        spec_id(CONTENT, expiry=FRESH)[:24],  # truncated inside the expiry
+        spec_id(CONTENT, expiry=FRESH).replace("_t", "_x"),  # garbage
+        spec_id(CONTENT, expiry=FRESH) + "_s" + "0" * 10 + "_" + "f" * 8,  # over 40 characters
+        spec_id(CONTENT) + "_t" + "9" * 10_000,  # a 10,000-digit expiry
     ],
     ids=["far-future", "past-clamp", "truncated", "garbage", "overlong", "10000-digits"],
 )
@@ -184,9 +187,10 @@ async def test_a_signed_pair_within_the_ttl_counts(key: str) -> None:
             f"{FRESH:08x}", f"{FRESH + 100:08x}"
         ),  # edited expiry
         lambda k: signed(spec_id(CONTENT, expiry=FRESH), "other text", k),  # edited content
-        lambda k: signed(spec_id(CONTENT, expiry=FRESH, tool="preferences"), CONTENT, k).replace(
-            f"synth_t_{h6('preferences')}", f"synth_t_{h6(TOOL)}"
-        ),  # replayed from another hook
+        lambda k: signed(
+            spec_id(CONTENT, expiry=FRESH, tool="preferences"), CONTENT, k, tool="preferences"
+        ).replace(spec_id(CONTENT, tool="preferences")[:12], spec_id(CONTENT)[:12]),
+        # replayed from another hook
     ],
     ids=["unsigned", "other-key", "edited-expiry", "edited-content", "replayed"],
 )
@@ -202,6 +206,60 @@ async def test_a_pair_that_does_not_verify_is_removed_and_the_tool_called(
     assert removal_warnings(caplog) == [
         "outcome=removed_unverified_pairs count=1 reason=signature does not verify"
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        (TOOL, '{"account": "bob", "verified": true}'),  # edited arguments
+        ("transfer_funds", "{}"),  # relabelled as another function
+    ],
+)
+async def test_a_signed_pair_relabelled_as_another_call_is_removed(
+    key: str, name: str, arguments: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    call_id = signed(spec_id(CONTENT, expiry=FRESH), CONTENT, key)
+    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+    history = [
+        USER,
+        msg(role="assistant", content=None, tool_calls=[call]),
+        msg(role="tool", tool_call_id=call_id, content=CONTENT),
+    ]
+    run, tool = await run_hook(history, refresh_condition=TTL)
+
+    assert (run.records[0].outcome, tool.calls) == (HookOutcome.INJECTED, 1)
+    assert call_id not in {m.tool_call_id for m in run.messages}
+    assert len(removal_warnings(caplog)) == 1
+
+
+async def test_a_signed_pair_whose_arguments_were_rewritten_canonically_still_counts(
+    key: str,
+) -> None:
+    tool = VersionedTool(TOOL)
+    injector = app({"hooks": [hook(TOOL, arguments={"b": 1, "a": 2}, refresh_condition=TTL)]}, tool)
+    first = await run_once(injector, [USER])
+    # A framework that keeps arguments as a dict writes them back with its own spacing and order.
+    rewritten = [
+        m.model_copy(
+            update={
+                "tool_calls": [
+                    c.model_copy(
+                        update={
+                            "function": c.function.model_copy(update={"arguments": '{"b":1,"a":2}'})
+                        }
+                    )
+                    for c in m.tool_calls
+                    if c.function is not None
+                ]
+            }
+        )
+        if m.tool_calls
+        else m
+        for m in first.messages
+    ]
+    second = await run_once(injector, rewritten)
+    assert [r.outcome for r in second.records] == [HookOutcome.SKIPPED_FRESH]
+    assert tool.calls == 1
 
 
 async def test_removal_keeps_ordinary_messages_and_the_rest_of_an_assistant_message(
@@ -220,7 +278,7 @@ async def test_removal_keeps_ordinary_messages_and_the_rest_of_an_assistant_mess
         msg(role="tool", tool_call_id=forged[1], content="forged 1"),
         msg(role="assistant", tool_calls=[calls[2]]),
         msg(role="tool", tool_call_id=forged[2], content="forged 2"),
-        msg(role="tool", tool_call_id="synth_t_not_ours", content="lookalike"),
+        msg(role="tool", tool_call_id="ah_not_ours", content="lookalike"),
         msg(role="user", content="and?"),
     ]
     run, _ = await run_hook(history, arguments={"other": True})
@@ -231,7 +289,7 @@ async def test_removal_keeps_ordinary_messages_and_the_rest_of_an_assistant_mess
         {"role": "assistant", "content": None, "tool_calls": [foreign]},
         {"role": "tool", "tool_call_id": "call_1", "content": "found"},
         {"role": "assistant", "content": "let me check", "x_vendor": 7},
-        {"role": "tool", "tool_call_id": "synth_t_not_ours", "content": "lookalike"},
+        {"role": "tool", "tool_call_id": "ah_not_ours", "content": "lookalike"},
         {"role": "user", "content": "and?"},
     ]
     assert removal_warnings(caplog) == [

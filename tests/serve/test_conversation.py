@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_hooks.injection._ids import make_call_id
 from agent_hooks.serve._conversation import conversation_id, reapply_pairs, synthetic_pairs
+from tests._support import synthetic_id
 
 SYSTEM = {"role": "system", "content": "be brief"}
 USER = {"role": "user", "content": "hello", "x-vendor": 1}
 
 
 def pair(tool: str, content: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    call_id = make_call_id(tool, {}, content)
+    call_id = synthetic_id(tool, {}, content)
     call = {"id": call_id, "type": "function", "function": {"name": tool, "arguments": "{}"}}
     return (
         {"role": "assistant", "content": None, "tool_calls": [call]},

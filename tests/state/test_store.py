@@ -13,10 +13,10 @@ import pytest
 from redis.asyncio import Redis
 
 import agent_hooks.state
-from agent_hooks.injection import make_call_id
 from agent_hooks.state import ConversationStore, open_store
 from agent_hooks.state._sqlite import SqliteStore
 from agent_hooks.state._store import MAX_PAIRS, STATE_TTL_SECONDS
+from tests._support import synthetic_id
 from tests.serve.test_conversation import pair
 
 PAIRS = [pair("clock", "12:00"), pair("kb", "ünïcode\nlines")]
@@ -200,7 +200,7 @@ def test_sqlite_paths_are_relative_unless_they_start_with_a_fourth_slash(
 
 
 def _pair(tool: str, content: str, **arguments: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    call_id = make_call_id(tool, arguments, content)
+    call_id = synthetic_id(tool, arguments, content)
     function = {"name": tool, "arguments": json.dumps(arguments)}
     return (
         {

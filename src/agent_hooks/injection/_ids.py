@@ -1,10 +1,13 @@
-"""Synthetic call ids: how a hook recognises its own earlier pairs in a history.
+"""Synthetic call ids: how a hook recognises its own earlier pairs in a history (SPEC section 4).
 
-``synth_t_{h6(tool)}_a_{h6(args)}_c_{h6(content)}[_ttl_{expiry:08x}][_s_{sig}]`` where ``h6`` is
-the first six hex digits of SHA-256. The part up to ``_a_{h6(args)}_`` means "this tool with these
-arguments"; the content hash tells whether a result changed; the optional expiry (absolute Unix
-seconds, lowercase hex) says until when the result is fresh; the optional signature (SPEC section
-9) says that this process, or one sharing its key, wrote the pair. Ids stay within OpenAI's 64.
+``ah_{i8}_{c6}[_t{expiry:08x}][_s{sig10}]``: ``i8`` hashes "this tool with these arguments", ``c6``
+the tool message's text, the optional expiry (absolute Unix seconds, exactly eight lowercase hex
+digits) says until when the result is fresh, and the optional signature (SPEC section 9) says that
+this process, or one sharing its key, wrote the pair.
+
+The shape is set by what providers accept, not by us: OpenAI and Azure refuse a ``tool_calls[].id``
+over 40 characters, Anthropic accepts only ``[a-zA-Z0-9_-]``, so every id is at most 40 characters
+of ``[a-z0-9_]`` (the longest, with both optional segments, is exactly 40).
 """
 
 from __future__ import annotations
@@ -18,34 +21,35 @@ from typing import Any
 
 __all__ = [
     "MAX_CALL_ID_LENGTH",
+    "MAX_EXPIRY",
     "PREFIX_LENGTH",
     "SYNTHETIC_ID_PREFIX",
     "ParsedCallId",
     "arguments_json",
     "call_id_prefix",
-    "h6",
+    "content_hash",
     "is_synthetic_call_id",
-    "make_call_id",
     "parse_call_id",
     "prefixed_call_id",
     "ttl_expiry",
 ]
 
-SYNTHETIC_ID_PREFIX = "synth_t_"
+SYNTHETIC_ID_PREFIX = "ah_"
 
-MAX_CALL_ID_LENGTH = 64
-"""OpenAI rejects longer tool call ids; a longer synthetic-looking id was not written by us."""
+MAX_CALL_ID_LENGTH = 40
+"""OpenAI and Azure reject longer ``tool_calls[].id`` values ("Expected a string with maximum
+length 40"); every id we write fits, so a longer synthetic-looking id was not written by us."""
 
-PREFIX_LENGTH = len("synth_t_000000_a_000000_")
+PREFIX_LENGTH = len("ah_00000000_")
 """Length of the "this tool with these arguments" part of every synthetic id."""
 
-_MAX_EXPIRY_DIGITS = 10
-"""Hex digits of an expiry: ten cover any clock up to the year 36812, and keep ids short."""
+MAX_EXPIRY = 0xFFFFFFFF
+"""Expiries are exactly eight hex digits; a later one (after 2106) is clamped to this."""
 
 _ID_PATTERN = re.compile(
-    r"synth_t_[0-9a-f]{6}_a_[0-9a-f]{6}_c_(?P<content>[0-9a-f]{6})"
-    rf"(?:_ttl_(?P<expiry>[0-9a-f]{{1,{_MAX_EXPIRY_DIGITS}}}))?"
-    r"(?:_s_(?P<signature>[0-9a-f]{12}))?"
+    r"ah_[0-9a-f]{8}_(?P<content>[0-9a-f]{6})"
+    r"(?:_t(?P<expiry>[0-9a-f]{8}))?"
+    r"(?:_s(?P<signature>[0-9a-f]{10}))?"
 )
 
 
@@ -58,12 +62,16 @@ class ParsedCallId:
     expiry: int | None
     signature: str | None
     unsigned: str
-    """The id without its ``_s_`` segment: what a signature covers."""
+    """The id without its ``_s`` segment: what a signature covers."""
 
 
-def h6(text: str) -> str:
-    """First six hex digits of the SHA-256 of ``text``'s UTF-8."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:6]
+def _hex(text: str, digits: int) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:digits]
+
+
+def content_hash(text: str) -> str:
+    """``c6``: the first six hex digits of the SHA-256 of a tool message's text."""
+    return _hex(text, 6)
 
 
 def arguments_json(arguments: Mapping[str, Any]) -> str:
@@ -72,46 +80,30 @@ def arguments_json(arguments: Mapping[str, Any]) -> str:
 
 
 def call_id_prefix(tool_name: str, arguments: Mapping[str, Any]) -> str:
-    """The id prefix shared by every pair of ``tool_name`` called with ``arguments``."""
-    return f"{SYNTHETIC_ID_PREFIX}{h6(tool_name)}_a_{h6(arguments_json(arguments))}_"
+    """``ah_{i8}_``, shared by every pair of ``tool_name`` called with ``arguments``."""
+    identity = f"{tool_name}\n{arguments_json(arguments)}"
+    return f"{SYNTHETIC_ID_PREFIX}{_hex(identity, 8)}_"
 
 
-def make_call_id(
-    tool_name: str,
-    arguments: Mapping[str, Any],
-    content_key: str,
-    *,
-    ttl_expiry_seconds: int | None = None,
-) -> str:
-    """An unsigned call id for one synthetic pair.
+def prefixed_call_id(prefix: str, content_key: str, *, ttl_expiry_seconds: int | None) -> str:
+    """An unsigned id: ``prefix`` (from :func:`call_id_prefix`), the content hash and the expiry.
 
     ``content_key`` is the tool message's text (or a random token, for ids that must differ on
-    every call).
+    every call). An expiry past ``ffffffff`` is clamped to it.
 
     Raises:
         ValueError: a negative expiry (a clock set before 1970), which has no hex form.
     """
-    return prefixed_call_id(
-        call_id_prefix(tool_name, arguments), content_key, ttl_expiry_seconds=ttl_expiry_seconds
-    )
-
-
-def prefixed_call_id(prefix: str, content_key: str, *, ttl_expiry_seconds: int | None) -> str:
-    """:func:`make_call_id` for a prefix computed once (the runtime keeps one per hook).
-
-    Raises:
-        ValueError: a negative expiry.
-    """
-    call_id = f"{prefix}c_{h6(content_key)}"
+    call_id = f"{prefix}{content_hash(content_key)}"
     if ttl_expiry_seconds is not None:
         if ttl_expiry_seconds < 0:
             raise ValueError(f"a TTL expiry is Unix seconds >= 0, got {ttl_expiry_seconds}")
-        call_id += f"_ttl_{ttl_expiry_seconds:08x}"
+        call_id += f"_t{min(ttl_expiry_seconds, MAX_EXPIRY):08x}"
     return call_id
 
 
 def parse_call_id(call_id: str | None) -> ParsedCallId | None:
-    """The parts of a synthetic id; ``None`` for any other id (or an over-long one)."""
+    """The parts of a synthetic id; ``None`` for any other id."""
     if call_id is None or len(call_id) > MAX_CALL_ID_LENGTH:
         return None
     match = _ID_PATTERN.fullmatch(call_id)
@@ -119,7 +111,7 @@ def parse_call_id(call_id: str | None) -> ParsedCallId | None:
         return None
     expiry = match["expiry"]
     signature = match["signature"]
-    unsigned = call_id if signature is None else call_id[: match.start("signature") - 3]
+    unsigned = call_id if signature is None else call_id[: match.start("signature") - 2]
     return ParsedCallId(
         prefix=call_id[:PREFIX_LENGTH],
         content_hash=match["content"],
@@ -134,6 +126,7 @@ def is_synthetic_call_id(call_id: str | None) -> bool:
     return (
         call_id is not None
         and call_id.startswith(SYNTHETIC_ID_PREFIX)
+        and len(call_id) <= MAX_CALL_ID_LENGTH
         and _ID_PATTERN.fullmatch(call_id) is not None
     )
 

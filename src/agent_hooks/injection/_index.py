@@ -20,7 +20,7 @@ from agent_hooks.config.hooks import InjectionFrequency
 from agent_hooks.injection._ids import ParsedCallId, parse_call_id
 from agent_hooks.injection._pairs import SyntheticPair, first_time_insert_index
 from agent_hooks.injection._trust import SigningKeys, TrustRules, is_trusted
-from agent_hooks.messages import Message, Role, ToolCall
+from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
 
 __all__ = ["Candidate", "HistoryIndex", "Placement", "PrefixState"]
 
@@ -45,7 +45,8 @@ class Candidate:
     position: _Position
     parsed: ParsedCallId
     content: object
-    has_caller: bool
+    caller: FunctionCall | None
+    """The function of the assistant call this pair's tool message answers (``None``: none)."""
     tool_index: int | None = None
     """Index of the tool message in the indexed history; ``None`` for a pair added by this run."""
     caller_index: int | None = None
@@ -65,7 +66,7 @@ class PrefixState:
             if is_trusted(
                 candidate.parsed,
                 candidate.content,
-                has_caller=candidate.has_caller,
+                caller=candidate.caller,
                 rules=rules,
                 keys=keys,
             ):
@@ -100,24 +101,24 @@ class HistoryIndex:
     def __init__(self, messages: Sequence[Message]) -> None:
         self.messages = tuple(messages)
         self._by_prefix: dict[str, list[Candidate]] = {}
-        callers: dict[str, int] = {}
+        callers: dict[str, tuple[int, FunctionCall | None]] = {}
         for index, message in enumerate(self.messages):
             if message.role is Role.ASSISTANT:
                 for call in message.tool_calls or []:
-                    callers[call.id] = index
+                    callers[call.id] = (index, call.function)
             elif message.role is Role.TOOL:
                 parsed = parse_call_id(message.tool_call_id)
                 if parsed is None:
                     continue
-                caller = callers.get(message.tool_call_id or "")
+                caller_index, function = callers.get(message.tool_call_id or "", (None, None))
                 self._by_prefix.setdefault(parsed.prefix, []).append(
                     Candidate(
                         position=(index, 0, 0),
                         parsed=parsed,
                         content=message.content,
-                        has_caller=caller is not None,
+                        caller=function,
                         tool_index=index,
-                        caller_index=caller,
+                        caller_index=caller_index,
                     )
                 )
         self.insert_at = first_time_insert_index(self.messages)
@@ -180,14 +181,14 @@ class HistoryIndex:
                 raise ValueError("replacing needs the pair to replace")
             # Same slot, same owner: a later splice puts the new pair where the old one was.
             added = dataclasses.replace(
-                target, parsed=parsed, content=pair.tool.content, has_caller=True
+                target, parsed=parsed, content=pair.tool.content, caller=pair.function
             )
         else:
             if placement is Placement.INSERT and self.insert_at < end:
                 position = (self.insert_at, -1, hook)
             else:
                 position = (end, 1, hook)
-            added = Candidate(position, parsed, pair.tool.content, has_caller=True, hook=hook)
+            added = Candidate(position, parsed, pair.tool.content, pair.function, hook=hook)
         state.add(added, replacing=target)
         self._decisions[hook] = _Decision(hook, pair, placement, target)
 

@@ -15,7 +15,7 @@ from agent_hooks.injection._trust import SigningKeys
 from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
 from agent_hooks.tools import ToolCallResult, ToolCallResultEnricher
 
-__all__ = ["SyntheticPair", "build_pair", "first_time_insert_index", "new_call_id"]
+__all__ = ["PairSpec", "SyntheticPair", "build_pair", "first_time_insert_index"]
 
 
 @dataclass(frozen=True)
@@ -25,43 +25,69 @@ class SyntheticPair:
     assistant: Message
     tool: Message
 
+    @property
+    def call(self) -> ToolCall:
+        calls = self.assistant.tool_calls
+        assert calls, "a synthetic pair's assistant message holds its call"
+        return calls[0]
 
-def new_call_id(
-    prefix: str,
-    content: str,
-    *,
-    checks_content: bool,
-    expiry: int | None,
-    keys: SigningKeys | None = None,
-) -> str:
-    """A fresh id for a pair of ``prefix`` carrying ``content`` (signed when there are keys).
+    @property
+    def function(self) -> FunctionCall | None:
+        return self.call.function
 
-    Hooks that compare content hash it into the id; ``always`` hashes a random token instead,
-    so its ids differ on every call.
+    @property
+    def call_id(self) -> str:
+        return self.call.id
 
-    Raises:
-        ValueError: a negative expiry.
-    """
-    content_key = content if checks_content else secrets.token_hex(16)
-    unsigned = prefixed_call_id(prefix, content_key, ttl_expiry_seconds=expiry)
-    return (keys or SigningKeys()).sign(unsigned, content)
+
+@dataclass(frozen=True)
+class PairSpec:
+    """What a pair is built from, besides its content: the hook's identity and id rules."""
+
+    tool_name: str
+    prefix: str
+    """``ah_{i8}_`` of the tool and its identity arguments (the template, when templated)."""
+    arguments_text: str
+    """The JSON text the assistant call shows: the rendered arguments."""
+    checks_content: bool
+    """``append_if_changed`` hashes the content into the id; ``always`` a random token, so its
+    ids differ on every call."""
+    expiry: int | None = None
 
 
 def build_pair(
-    tool_name: str,
-    call_id: str,
+    spec: PairSpec,
     content: str,
-    arguments_text: str,
+    *,
+    keys: SigningKeys | None = None,
     enrichers: Sequence[ToolCallResultEnricher] = (),
 ) -> SyntheticPair:
-    """The assistant call and the enriched tool answer for one injection."""
-    function = FunctionCall(name=tool_name, arguments=arguments_text)
-    call = ToolCall(id=call_id, type="function", function=function)
-    assistant = Message(role=Role.ASSISTANT, content=None, tool_calls=[call])
-    tool_message = Message(role=Role.TOOL, tool_call_id=call_id, content=content)
-    result = ToolCallResult(tool_call_id=call_id, content=content, tool_name=tool_name)
+    """The assistant call and the enriched tool answer for one injection.
+
+    The id hashes and signs the text the tool message finally holds, after every enricher (SPEC
+    section 9): an enricher that changes the content changes the id, so an unchanged enriched
+    result is recognised on the next turn. Enrichers see a provisional id of the raw content.
+
+    Raises:
+        ValueError: an enricher left content that is not text, or a negative expiry.
+        Exception: whatever an enricher raised.
+    """
+    token = None if spec.checks_content else secrets.token_hex(16)
+    provisional = prefixed_call_id(spec.prefix, token or content, ttl_expiry_seconds=spec.expiry)
+    tool_message = Message(role=Role.TOOL, tool_call_id=provisional, content=content)
+    result = ToolCallResult(tool_call_id=provisional, content=content, tool_name=spec.tool_name)
     for enricher in enrichers:
         tool_message = enricher.enrich(tool_message, result)
+    final = tool_message.content
+    if not isinstance(final, str):
+        raise ValueError(f"an enricher left {type(final).__name__} content; a tool answer is text")
+    function = FunctionCall(name=spec.tool_name, arguments=spec.arguments_text)
+    unsigned = prefixed_call_id(spec.prefix, token or final, ttl_expiry_seconds=spec.expiry)
+    call_id = (keys or SigningKeys()).sign(unsigned, function, final)
+    call = ToolCall(id=call_id, type="function", function=function)
+    assistant = Message(role=Role.ASSISTANT, content=None, tool_calls=[call])
+    if tool_message.tool_call_id != call_id:
+        tool_message = tool_message.model_copy(update={"tool_call_id": call_id})
     return SyntheticPair(assistant=assistant, tool=tool_message)
 
 

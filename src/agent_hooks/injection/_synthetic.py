@@ -1,33 +1,68 @@
-"""Injecting a synthetic ``tool_calls`` + ``tool`` pair, with dedup by content and TTL reuse."""
+"""The seed's injector seam: a host subclass names a tool, its arguments and its content.
+
+There is one decision path for every seam (SPEC section 8): an injector does not place pairs
+itself, it hands its one hook to the hook runtime, which gives it the same ids, signing, trust
+rules, deadline and records as a manifest hook. The runtime sits above this layer, so it installs
+itself here when it is imported (:func:`install_injector_engine`); importing ``agent_hooks``
+always does that.
+"""
 
 from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar, Literal, Protocol
 
 from agent_hooks.clock import Clock, SystemClock
-from agent_hooks.config.hooks import InjectionFrequency
-from agent_hooks.injection._ids import arguments_json, call_id_prefix
-from agent_hooks.injection._index import HistoryIndex
-from agent_hooks.injection._pairs import SyntheticPair, build_pair, new_call_id
+from agent_hooks.config import SigningSettings
+from agent_hooks.config.hooks import DEFAULT_MAX_CONTENT_CHARS, InjectionFrequency
+from agent_hooks.errors import UsageError
 from agent_hooks.injection._transformer import MessagesTransformer
-from agent_hooks.injection._trust import SigningKeys, TrustRules
+from agent_hooks.injection._trust import SigningKeys
 from agent_hooks.messages import Message
 from agent_hooks.tools import ToolCallResultEnricher
 
-__all__ = ["SyntheticToolCallInjector"]
+__all__ = ["InjectorEngine", "SyntheticToolCallInjector", "install_injector_engine"]
+
+
+class InjectorEngine(Protocol):
+    """Runs one injector's hook on a history: the hook runtime, seen from below."""
+
+    async def transform(
+        self, injector: SyntheticToolCallInjector, messages: Sequence[Message]
+    ) -> list[Message]: ...
+
+
+_engine: InjectorEngine | None = None
+
+
+def install_injector_engine(engine: InjectorEngine) -> None:
+    """Called once by ``agent_hooks.runtime`` at import; every injector runs through it."""
+    global _engine
+    _engine = engine
 
 
 class SyntheticToolCallInjector(MessagesTransformer):
     """Adds the result of one tool call to the history as if the model had asked for it.
 
     Subclasses say which tool (:meth:`get_tool_name`), with which arguments, and produce the
-    content (:meth:`get_content`); placement, ids and TTL handling are fixed here (SPEC section
-    4), on the same index and trust rules as the hook runner (only pairs that count are looked
-    at; these classes do not sign). ``ttl_seconds`` turns on the TTL: while the latest result
-    is fresh, nothing is called.
+    content (:meth:`get_content`); placement, ids, TTL handling, signing, the deadline and the
+    record are the hook runtime's (SPEC sections 4, 8, 9). ``ttl_seconds`` turns on the TTL: while
+    the latest result is fresh, nothing is called. Signing keys are read from the environment
+    (``AGENT_HOOKS_SIGNING_KEY`` / ``_KEYS``) when the injector is constructed, so its pairs survive
+    a signed run of the same app.
+
+    Like a manifest hook, a failing :meth:`get_content` does not fail the request (the history
+    comes back unchanged and a warning is logged) unless ``on_error`` is ``"fail"``, and it is
+    abandoned after ``timeout_seconds``.
     """
+
+    timeout_seconds: ClassVar[float] = 15.0
+    """The hook's deadline: everything :meth:`get_content` waits for (SPEC section 8)."""
+    max_content_chars: ClassVar[int] = DEFAULT_MAX_CONTENT_CHARS
+    """Longer content is cut and marked, as for manifest hooks (SPEC section 9)."""
+    on_error: ClassVar[Literal["skip", "fail"]] = "skip"
+    """``fail`` raises :class:`~agent_hooks.runtime.HookFailedError` from :meth:`transform`."""
 
     def __init__(
         self,
@@ -41,6 +76,7 @@ class SyntheticToolCallInjector(MessagesTransformer):
         self.clock: Clock = clock or SystemClock()
         self.ttl_seconds = ttl_seconds
         self.enrichers = tuple(enrichers)
+        self.signing_keys = SigningKeys(SigningSettings().keys())
 
     @abstractmethod
     def get_tool_name(self) -> str:
@@ -57,54 +93,19 @@ class SyntheticToolCallInjector(MessagesTransformer):
         """The tool message's text; ``None`` skips the injection."""
 
     def should_inject(self, messages: Sequence[Message]) -> bool:
-        """False while a TTL-stamped result for this tool and these arguments is still fresh."""
-        if self.ttl_seconds is None:
-            return True
-        state = HistoryIndex(messages).state(self._prefix())
-        return not state.is_fresh(self._rules(messages), SigningKeys())
+        """A host's own precondition (like a manifest hook's ``condition``); TTL freshness is
+        checked by the runtime before this injector's content is asked for."""
+        return True
 
-    def _prefix(self) -> str:
-        return call_id_prefix(self.get_tool_name(), self.get_arguments())
-
-    def _rules(self, messages: Sequence[Message]) -> TrustRules:
-        frequency = self.get_frequency(messages)
-        return TrustRules(
-            now=self.clock.now(),
-            ttl_seconds=self.ttl_seconds,
-            check_content=frequency is InjectionFrequency.APPEND_IF_CHANGED,
-        )
-
-    def make_call_id(self, content: str, frequency: InjectionFrequency) -> str:
-        """A fresh id; ``always`` hashes a random token instead of the content so ids differ."""
-        expiry = None
-        if self.ttl_seconds is not None:
-            expiry = int(self.clock.now()) + self.ttl_seconds
-        return new_call_id(
-            self._prefix(),
-            content,
-            checks_content=frequency is InjectionFrequency.APPEND_IF_CHANGED,
-            expiry=expiry,
-        )
+    @property
+    def label(self) -> str:
+        """The name its records and log lines carry."""
+        return type(self).__name__
 
     async def transform(self, messages: Sequence[Message]) -> list[Message]:
-        if not self.should_inject(messages):
-            return list(messages)
-        content = await self.get_content(messages)
-        if content is None:
-            return list(messages)
-        return self.inject_content(messages, content)
-
-    def inject_content(self, messages: Sequence[Message], content: str) -> list[Message]:
-        """The history with a new pair carrying ``content``, placed by the frequency rules."""
-        frequency = self.get_frequency(messages)
-        pair = self.build_pair(self.make_call_id(content, frequency), content)
-        index = HistoryIndex(messages)
-        rules = self._rules(messages)
-        state = index.state(self._prefix())
-        index.place(state, hook=0, pair=pair, frequency=frequency, rules=rules, keys=SigningKeys())
-        return index.splice()
-
-    def build_pair(self, call_id: str, content: str) -> SyntheticPair:
-        """The assistant call and the enriched tool answer for one injection."""
-        arguments_text = arguments_json(self.get_arguments())
-        return build_pair(self.get_tool_name(), call_id, content, arguments_text, self.enrichers)
+        """Raises:
+        HookFailedError: ``on_error`` is ``"fail"`` and the hook failed.
+        """
+        if _engine is None:
+            raise UsageError("import agent_hooks before running an injector")
+        return await _engine.transform(self, messages)

@@ -3,30 +3,40 @@
 Histories usually come from clients, so a pair that looks like ours is only a claim. A pair counts
 (for TTL freshness and as "the most recent pair") when its tool message answers an earlier
 assistant call with the same id, its expiry is not further away than the hook's own TTL allows,
-its content still hashes to the id's ``_c_`` segment (for ``append_if_changed``), its id fits in 64
-characters, and, with a signing key, its HMAC verifies. With a key, pairs that fail the signature
-are removed from the history altogether, since the model would otherwise read them as tool output.
+its content still hashes to the id's content segment (for ``append_if_changed``), its id matches
+the synthetic pattern whole, and, with a signing key, its HMAC verifies. The HMAC covers the id,
+the function name, the canonical arguments and the content, so a pair relabelled as another call
+does not verify. With a key, pairs that fail the signature are removed from the history
+altogether, since the model would otherwise read them as tool output. Without a key a signed id
+cannot be checked, so it never counts.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_hooks.injection._ids import ParsedCallId, h6, is_synthetic_call_id, parse_call_id
-from agent_hooks.messages import Message, Role, ToolCall
+from agent_hooks.injection._ids import (
+    ParsedCallId,
+    content_hash,
+    is_synthetic_call_id,
+    parse_call_id,
+)
+from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
 
 __all__ = [
     "SigningKeys",
     "TrustRules",
+    "canonical_arguments",
     "is_trusted",
     "remove_unverified",
     "text_of",
 ]
 
-_SIGNATURE_HEX_DIGITS = 12
+_SIGNATURE_HEX_DIGITS = 10
 
 
 @dataclass(frozen=True)
@@ -38,25 +48,46 @@ class SigningKeys:
     def __bool__(self) -> bool:
         return bool(self.keys)
 
-    def sign(self, call_id: str, content: str) -> str:
-        """``call_id`` with ``_s_{sig}`` appended; unchanged when there is no key."""
+    def sign(self, call_id: str, function: FunctionCall, content: str) -> str:
+        """``call_id`` with ``_s{sig}`` appended; unchanged when there is no key."""
         if not self.keys:
             return call_id
-        return f"{call_id}_s_{_signature(self.keys[0], call_id, content)}"
+        canonical = canonical_arguments(function.arguments)
+        if canonical is None:
+            raise ValueError("a synthetic call's arguments must be the JSON text of an object")
+        return f"{call_id}_s{_signature(self.keys[0], call_id, function.name, canonical, content)}"
 
-    def verifies(self, parsed: ParsedCallId, content: str) -> bool:
-        """Whether some key produced the id's signature for this content."""
+    def verifies(self, parsed: ParsedCallId, function: FunctionCall | None, content: str) -> bool:
+        """Whether some key produced the id's signature for this call and content."""
         signature = parsed.signature
-        if signature is None:
+        if signature is None or function is None:
+            return False
+        canonical = canonical_arguments(function.arguments)
+        if canonical is None:
             return False
         return any(
-            hmac.compare_digest(signature, _signature(key, parsed.unsigned, content))
+            hmac.compare_digest(
+                signature, _signature(key, parsed.unsigned, function.name, canonical, content)
+            )
             for key in self.keys
         )
 
 
-def _signature(key: str, unsigned_id: str, content: str) -> str:
-    message = f"{unsigned_id}\n{content}".encode()
+def canonical_arguments(arguments: str) -> str | None:
+    """``json.dumps(json.loads(arguments), sort_keys=True)``; ``None`` when not a JSON object.
+
+    A framework that keeps the arguments as a dict and writes them back with other spacing or key
+    order still verifies; a changed value does not.
+    """
+    try:
+        parsed = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return None
+    return json.dumps(parsed, sort_keys=True) if isinstance(parsed, dict) else None
+
+
+def _signature(key: str, unsigned_id: str, name: str, arguments: str, content: str) -> str:
+    message = f"{unsigned_id}\n{name}\n{arguments}\n{content}".encode()
     digest = hmac.new(key.encode("utf-8"), message, hashlib.sha256).hexdigest()
     return digest[:_SIGNATURE_HEX_DIGITS]
 
@@ -82,20 +113,26 @@ def is_trusted(
     parsed: ParsedCallId,
     content: object,
     *,
-    has_caller: bool,
+    caller: FunctionCall | None,
     rules: TrustRules,
     keys: SigningKeys,
 ) -> bool:
-    """Whether a pair with this id, tool content and caller counts for a hook with ``rules``."""
-    if not has_caller:
+    """Whether a pair counts for a hook with ``rules``.
+
+    ``caller`` is the function of the earlier assistant ``tool_calls`` entry with the pair's id
+    (``None``: the tool message answers nothing before it, so it is not a pair at all).
+    """
+    if caller is None:
         return False
     text = text_of(content)
     ttl = rules.ttl_seconds
     if ttl is not None and parsed.expiry is not None and parsed.expiry > rules.now + ttl + 60:
         return False  # a forged far-future expiry: not stamped by a hook with this TTL
-    if rules.check_content and (text is None or h6(text) != parsed.content_hash):
+    if rules.check_content and (text is None or content_hash(text) != parsed.content_hash):
         return False
-    return not keys or (text is not None and keys.verifies(parsed, text))
+    if not keys:
+        return parsed.signature is None  # a signature nobody here can check proves nothing
+    return text is not None and keys.verifies(parsed, caller, text)
 
 
 def remove_unverified(messages: Sequence[Message], keys: SigningKeys) -> tuple[list[Message], int]:
@@ -105,23 +142,24 @@ def remove_unverified(messages: Sequence[Message], keys: SigningKeys) -> tuple[l
     """
     if not keys:
         return list(messages), 0
+    callers: dict[str, FunctionCall | None] = {}
     verified: set[str] = set()
     rejected: set[str] = set()
     for message in messages:
+        for call in message.tool_calls or [] if message.role is Role.ASSISTANT else []:
+            if is_synthetic_call_id(call.id):
+                callers[call.id] = call.function  # the latest call before its answer
         call_id = message.tool_call_id
-        if message.role is not Role.TOOL or not is_synthetic_call_id(call_id):
+        if message.role is not Role.TOOL or call_id is None or not is_synthetic_call_id(call_id):
             continue
-        assert call_id is not None
         parsed = parse_call_id(call_id)
         text = text_of(message.content)
-        if parsed is not None and text is not None and keys.verifies(parsed, text):
+        caller = callers.get(call_id)
+        if parsed is not None and text is not None and keys.verifies(parsed, caller, text):
             verified.add(call_id)
         else:
             rejected.add(call_id)
-    for message in messages:  # synthetic calls nobody answered cannot verify either
-        for call in message.tool_calls or []:
-            if is_synthetic_call_id(call.id) and call.id not in verified:
-                rejected.add(call.id)
+    rejected.update(call_id for call_id in callers if call_id not in verified)
     if not rejected:
         return list(messages), 0
     kept: list[Message] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,10 +12,19 @@ from agent_hooks.config.hooks import (
     ToolCallHookConfig,
     TTLRefreshCondition,
 )
-from agent_hooks.injection import TrustRules, arguments_json, call_id_prefix, is_templated
+from agent_hooks.injection._ids import arguments_json, call_id_prefix
+from agent_hooks.injection._pairs import PairSpec
+from agent_hooks.injection._staged import SYNTHETIC_PROBE_CALL_ID
+from agent_hooks.injection._templates import is_templated
+from agent_hooks.injection._trust import TrustRules
+from agent_hooks.tools import ToolCallResult
 from agent_hooks.toolsets import ToolRegistry, ToolRoute
 
-__all__ = ["PreparedHook", "prepare_hooks"]
+__all__ = ["HookCall", "PreparedHook", "prepare_hooks"]
+
+HookCall = Callable[[Mapping[str, Any]], Awaitable[ToolCallResult]]
+"""What a hook waits for: its tool called with the rendered arguments. The runner runs it in a
+task it may abandon at the hook's deadline, so it must not touch the history."""
 
 
 @dataclass(frozen=True)
@@ -25,7 +35,9 @@ class PreparedHook:
     """Position in the manifest's ``hooks`` list; orders pairs added in the same run."""
     config: ToolCallHookConfig
     label: str
-    route: ToolRoute
+    tool: str
+    """The final function name the synthetic call shows."""
+    call: HookCall
     prefix: str
     """Call-id prefix of this tool with these (template) arguments: the hook's identity."""
     arguments_text: str
@@ -33,6 +45,8 @@ class PreparedHook:
     ttl_seconds: int | None
     templated: bool
     """The arguments are a JSON-e template, rendered per run (identity stays the template)."""
+    precondition: Callable[[], bool] | None = None
+    """A host injector's ``should_inject``: false skips the hook as a false ``condition`` does."""
 
     @property
     def needs_context(self) -> bool:
@@ -41,10 +55,6 @@ class PreparedHook:
     @property
     def event(self) -> HookEvent:
         return self.config.event
-
-    @property
-    def tool(self) -> str:
-        return self.route.final_name
 
     @property
     def arguments(self) -> dict[str, Any]:
@@ -62,6 +72,27 @@ class PreparedHook:
         """What a pair must satisfy to count for this hook at ``now`` (SPEC section 9)."""
         return TrustRules(now=now, ttl_seconds=self.ttl_seconds, check_content=self.checks_content)
 
+    def pair_spec(self, arguments_text: str, now: float) -> PairSpec:
+        """How this run's pair is built: the hook's identity, the rendered arguments, the TTL."""
+        expiry = int(now) + self.ttl_seconds if self.ttl_seconds is not None else None
+        return PairSpec(
+            tool_name=self.tool,
+            prefix=self.prefix,
+            arguments_text=arguments_text,
+            checks_content=self.checks_content,
+            expiry=expiry,
+        )
+
+
+def routed_call(registry: ToolRegistry, route: ToolRoute) -> HookCall:
+    """The call of a manifest hook: its tool, resolved on its route when it first runs."""
+
+    async def call(arguments: Mapping[str, Any]) -> ToolCallResult:
+        tool = await registry.resolve(route)
+        return await tool.call(arguments, tool_call_id=SYNTHETIC_PROBE_CALL_ID)
+
+    return call
+
 
 def prepare_hooks(
     hooks: list[ToolCallHookConfig] | None, registry: ToolRegistry
@@ -76,7 +107,10 @@ def prepare_hooks(
                 index=index,
                 config=config,
                 label=config.name or f"hooks[{index}]",
-                route=registry.route(final_name, toolset_name=config.toolset_name),
+                tool=final_name,
+                call=routed_call(
+                    registry, registry.route(final_name, toolset_name=config.toolset_name)
+                ),
                 prefix=call_id_prefix(final_name, config.arguments),
                 arguments_text=arguments_json(config.arguments),
                 ttl_seconds=ttl.ttl_minutes * 60 if isinstance(ttl, TTLRefreshCondition) else None,

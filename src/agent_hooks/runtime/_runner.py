@@ -24,21 +24,12 @@ from agent_hooks._reasons import reason_for
 from agent_hooks.clock import Clock
 from agent_hooks.config.hooks import HookEvent
 from agent_hooks.errors import ToolTimeoutError
-from agent_hooks.injection import (
-    SYNTHETIC_PROBE_CALL_ID,
-    HistoryIndex,
-    Placement,
-    PrefixState,
-    SigningKeys,
-    TemplateError,
-    arguments_json,
-    build_pair,
-    condition_holds,
-    hook_context,
-    new_call_id,
-    remove_unverified,
-    render_arguments,
-)
+from agent_hooks.injection._context import hook_context
+from agent_hooks.injection._ids import arguments_json
+from agent_hooks.injection._index import HistoryIndex, Placement, PrefixState
+from agent_hooks.injection._pairs import build_pair
+from agent_hooks.injection._templates import TemplateError, condition_holds, render_arguments
+from agent_hooks.injection._trust import SigningKeys, remove_unverified
 from agent_hooks.messages import Message
 from agent_hooks.runtime._prepared import PreparedHook
 from agent_hooks.runtime._records import (
@@ -56,7 +47,6 @@ from agent_hooks.tools import (
     ToolCallResultEnricher,
     call_context,
 )
-from agent_hooks.toolsets import ToolRegistry
 
 __all__ = ["ABANDON_GRACE_SECONDS", "HookRunner"]
 
@@ -94,7 +84,6 @@ class HookRunner:
         self,
         hooks: Sequence[PreparedHook],
         *,
-        registry: ToolRegistry,
         clock: Clock,
         enrichers: Sequence[ToolCallResultEnricher] = (),
         observers: Sequence[HookObserver] = (),
@@ -105,7 +94,6 @@ class HookRunner:
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
         self.hooks = tuple(hooks)
-        self.registry = registry
         self.clock = clock
         self.enrichers = tuple(enrichers)
         self.observers = tuple(observers)
@@ -142,8 +130,13 @@ class HookRunner:
         *,
         request: Mapping[str, Any] | None = None,
         completion: Mapping[str, Any] | None = None,
+        context_history: Sequence[Message] | None = None,
     ) -> HookRun:
         """:meth:`run` for a chosen subset of hooks (a seed transformer runs its one hook).
+
+        ``context_history`` is the history the hook context is built from when it is not
+        ``messages``: a chain of transformers is one run, so each sees the history the first
+        one received (SPEC section 10).
 
         Raises:
             HookFailedError: as :meth:`run`.
@@ -161,7 +154,8 @@ class HookRunner:
         now = self.clock.now()
         context: Mapping[str, Any] = {}
         if any(hook.needs_context for hook in hooks):
-            context = hook_context(event, received, request=request, completion=completion, now=now)
+            seen = received if context_history is None else context_history
+            context = hook_context(event, seen, request=request, completion=completion, now=now)
         with run_span(event) as span:
             if not hooks:
                 return HookRun(history, [])
@@ -194,7 +188,12 @@ class HookRunner:
         if len(groups) == 1:  # nothing to overlap with: no task to schedule
             await run_group(hooks)
         else:
-            await asyncio.gather(*(run_group(group) for group in groups.values()))
+            try:
+                async with asyncio.TaskGroup() as tasks:  # one group failing cancels the others
+                    for group in groups.values():
+                        tasks.create_task(run_group(group))
+            except BaseExceptionGroup as group_error:
+                raise group_error.exceptions[0] from None
 
         records = []
         for hook in hooks:
@@ -222,9 +221,33 @@ class HookRunner:
         now: float,
         context: Mapping[str, Any],
     ) -> _Outcome:
-        """One hook: condition, freshness, the (abandonable) call, then the decision."""
-        arguments = hook.arguments
+        """One hook's three jobs: its inputs, the (abandonable) call, then the pair."""
+        inputs = self._inputs(hook, state, now, context)
+        if isinstance(inputs, _Outcome):
+            return inputs
+        arguments, arguments_text = inputs
+        try:
+            called = await self._call_within_deadline(hook, arguments)
+        except TimeoutError as exc:
+            reason = reason_for(exc) if isinstance(exc, ToolTimeoutError) else None
+            return _Outcome(HookOutcome.TIMED_OUT, reason or _deadline_reason(hook))
+        except Exception as exc:  # the seam: a hook never fails the request
+            logger.debug("hook=%s failure detail", hook.label, exc_info=True)
+            return _Outcome(HookOutcome.SKIPPED_ERROR, reason_for(exc))
+        return self._inject(hook, called, arguments_text, index, state, now)
+
+    def _inputs(
+        self, hook: PreparedHook, state: PrefixState, now: float, context: Mapping[str, Any]
+    ) -> tuple[Mapping[str, Any], str] | _Outcome:
+        """The rendered arguments and their JSON text, or why the hook does not call its tool
+        (its condition, a template that cannot render, a result that is still fresh)."""
+        arguments: Mapping[str, Any] = hook.arguments
         arguments_text = hook.arguments_text
+        try:
+            if hook.precondition is not None and not hook.precondition():
+                return _Outcome(HookOutcome.SKIPPED_CONDITION, "should_inject is false")
+        except Exception as exc:  # a host's own precondition failing skips only its hook
+            return _Outcome(HookOutcome.SKIPPED_ERROR, reason_for(exc))
         try:
             if hook.config.condition is not None and not condition_holds(
                 hook.config.condition, context
@@ -235,17 +258,21 @@ class HookRunner:
                 arguments_text = arguments_json(arguments)
         except TemplateError as exc:
             return _Outcome(HookOutcome.SKIPPED_ERROR, reason_for(exc))
-        rules = hook.rules(now)
-        if hook.ttl_seconds is not None and state.is_fresh(rules, self.signing_keys):
+        if hook.ttl_seconds is not None and state.is_fresh(hook.rules(now), self.signing_keys):
             return _Outcome(HookOutcome.SKIPPED_FRESH)
-        try:
-            called = await self._call_within_deadline(hook, arguments)
-        except TimeoutError as exc:
-            reason = reason_for(exc) if isinstance(exc, ToolTimeoutError) else None
-            return _Outcome(HookOutcome.TIMED_OUT, reason or _deadline_reason(hook))
-        except Exception as exc:  # the seam: a hook never fails the request
-            logger.debug("hook=%s failure detail", hook.label, exc_info=True)
-            return _Outcome(HookOutcome.SKIPPED_ERROR, reason_for(exc))
+        return arguments, arguments_text
+
+    def _inject(
+        self,
+        hook: PreparedHook,
+        called: _Called,
+        arguments_text: str,
+        index: HistoryIndex,
+        state: PrefixState,
+        now: float,
+    ) -> _Outcome:
+        """The pair the call's result becomes (cut, enriched, identified, signed), placed by
+        SPEC section 4; for ``on_completion``, only the outcome."""
         content = called.result.content
         notes = list(called.notes)
         if content is None and hook.event is HookEvent.ON_COMPLETION:
@@ -265,16 +292,13 @@ class HookRunner:
             notes.append(f"content of {original_chars} characters cut at {limit}")
         if hook.event is HookEvent.ON_COMPLETION:
             return _Outcome(HookOutcome.COMPLETED, _joined(notes), original_chars, cut=cut)
-        expiry = int(now) + hook.ttl_seconds if hook.ttl_seconds is not None else None
-        call_id = new_call_id(
-            hook.prefix,
-            content,
-            checks_content=hook.checks_content,
-            expiry=expiry,
-            keys=self.signing_keys,
-        )
         try:
-            pair = build_pair(hook.tool, call_id, content, arguments_text, self.enrichers)
+            pair = build_pair(
+                hook.pair_spec(arguments_text, now),
+                content,
+                keys=self.signing_keys,
+                enrichers=self.enrichers,
+            )
         except Exception as exc:  # a host's enricher failing is the hook failing, not the request
             logger.debug("hook=%s enrichment failure detail", hook.label, exc_info=True)
             return _Outcome(HookOutcome.SKIPPED_ERROR, reason_for(exc), original_chars)
@@ -283,20 +307,21 @@ class HookRunner:
             hook=hook.index,
             pair=pair,
             frequency=hook.config.frequency,
-            rules=rules,
+            rules=hook.rules(now),
             keys=self.signing_keys,
         )
         outcome = HookOutcome.REPLACED if placement is Placement.REPLACE else HookOutcome.INJECTED
-        return _Outcome(outcome, _joined(notes), original_chars, call_id, cut)
+        return _Outcome(outcome, _joined(notes), original_chars, pair.call_id, cut)
 
     async def _call_within_deadline(
         self, hook: PreparedHook, arguments: Mapping[str, Any]
     ) -> _Called:
-        """Resolve and call the tool in a task of its own, given up at the hook's deadline.
+        """Call the tool in a task of its own, given up at the hook's deadline.
 
         Raises:
-            TimeoutError: the deadline passed (the task is cancelled, and left behind when it
-                does not unwind within :data:`ABANDON_GRACE_SECONDS`).
+            TimeoutError: the deadline passed. The task is cancelled, and left behind when it
+                does not unwind within :data:`ABANDON_GRACE_SECONDS`; whatever it raised or
+                returned while unwinding, the hook timed out.
             Exception: whatever resolving or calling the tool raised.
         """
         task = asyncio.create_task(self._call(hook, arguments), name=f"hook-{hook.label}")
@@ -305,15 +330,13 @@ class HookRunner:
         except asyncio.CancelledError:  # the run itself was cancelled: take the call with it
             task.cancel()
             task.add_done_callback(_forget)
+            await asyncio.wait({task}, timeout=ABANDON_GRACE_SECONDS)
             raise
         if not done:
             task.cancel()
+            task.add_done_callback(_forget)
             await asyncio.wait({task}, timeout=ABANDON_GRACE_SECONDS)
-            if not task.done():
-                task.add_done_callback(_forget)
-                raise TimeoutError
-            if task.cancelled():
-                raise TimeoutError
+            raise TimeoutError
         return task.result()
 
     async def _call(self, hook: PreparedHook, arguments: Mapping[str, Any]) -> _Called:
@@ -321,8 +344,7 @@ class HookRunner:
             max_content_chars=hook.config.max_content_chars, stage_reporter=self.stage_reporter
         )
         with call_context(context):
-            tool = await self.registry.resolve(hook.route)
-            result = await tool.call(arguments, tool_call_id=SYNTHETIC_PROBE_CALL_ID)
+            result = await hook.call(arguments)
         return _Called(result, tuple(context.notes))
 
     def _record(

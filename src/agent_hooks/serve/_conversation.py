@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent_hooks.injection import is_synthetic_call_id
+from agent_hooks.injection._ids import is_synthetic_call_id
 
 __all__ = ["Pair", "conversation_id", "reapply_pairs", "synthetic_pairs"]
 

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from agent_hooks.injection import is_synthetic_call_id
+from agent_hooks.injection._ids import is_synthetic_call_id
 
 __all__ = ["echo_app", "echo_text"]
 

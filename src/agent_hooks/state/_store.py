@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 
 from agent_hooks._scrub import scrub
-from agent_hooks.injection import call_id_prefix, is_synthetic_call_id
+from agent_hooks.injection._ids import parse_call_id
 
 __all__ = [
     "CALL_TIMEOUT_SECONDS",
@@ -47,10 +47,6 @@ Pair = tuple[dict[str, Any], dict[str, Any]]
 """A synthetic pair in OpenAI chat format: the assistant message with its one tool call, then the
 tool message answering it."""
 
-_IDENTITY_CHARS = len(call_id_prefix("", {}))
-"""Length of the "this tool with these arguments" start of every synthetic id. Measured on an id
-the injection layer builds, so it follows that layer's format instead of restating it."""
-
 _NO_TENANT = "-"
 
 
@@ -76,9 +72,9 @@ def retained_pairs(pairs: Sequence[Pair]) -> list[Pair]:
     """
     latest: dict[str, int] = {}
     for index, (assistant, _) in enumerate(pairs):
-        call_id = _call_id(assistant)
-        if call_id is not None and is_synthetic_call_id(call_id):
-            latest[call_id[:_IDENTITY_CHARS]] = index
+        parsed = parse_call_id(_call_id(assistant))
+        if parsed is not None:
+            latest[parsed.prefix] = index
     kept = sorted(latest.values())[-MAX_PAIRS:]
     return [pairs[index] for index in kept]
 

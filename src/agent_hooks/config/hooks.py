@@ -75,7 +75,7 @@ DEFAULT_MAX_CONTENT_CHARS = 20_000
 """Longest tool result injected as is; longer ones are cut with a marker."""
 
 MAX_TTL_MINUTES = 100 * 365 * 24 * 60
-"""A TTL cap that keeps the expiry stamped into call ids short (ids must stay under 64 chars)."""
+"""A sanity cap (100 years): a longer TTL is a mistake; expiries in ids are clamped to 2106."""
 
 
 class TTLRefreshCondition(StrictModel):

@@ -75,15 +75,19 @@ def build_pair(
     token = None if spec.checks_content else secrets.token_hex(16)
     provisional = prefixed_call_id(spec.prefix, token or content, ttl_expiry_seconds=spec.expiry)
     tool_message = Message(role=Role.TOOL, tool_call_id=provisional, content=content)
-    result = ToolCallResult(tool_call_id=provisional, content=content, tool_name=spec.tool_name)
-    for enricher in enrichers:
-        tool_message = enricher.enrich(tool_message, result)
-    final = tool_message.content
-    if not isinstance(final, str):
-        raise ValueError(f"an enricher left {type(final).__name__} content; a tool answer is text")
+    unsigned = provisional
+    if enrichers:
+        result = ToolCallResult(content=content, tool_call_id=provisional, tool_name=spec.tool_name)
+        for enricher in enrichers:
+            tool_message = enricher.enrich(tool_message, result)
+        final = tool_message.content
+        if not isinstance(final, str):
+            kind = type(final).__name__
+            raise ValueError(f"an enricher left {kind} content; a tool answer is text")
+        content = final
+        unsigned = prefixed_call_id(spec.prefix, token or final, ttl_expiry_seconds=spec.expiry)
     function = FunctionCall(name=spec.tool_name, arguments=spec.arguments_text)
-    unsigned = prefixed_call_id(spec.prefix, token or final, ttl_expiry_seconds=spec.expiry)
-    call_id = (keys or SigningKeys()).sign(unsigned, function, final)
+    call_id = (keys or SigningKeys()).sign(unsigned, function, content)
     call = ToolCall(id=call_id, type="function", function=function)
     assistant = Message(role=Role.ASSISTANT, content=None, tool_calls=[call])
     if tool_message.tool_call_id != call_id:

@@ -45,6 +45,10 @@ class PreparedHook:
     ttl_seconds: int | None
     templated: bool
     """The arguments are a JSON-e template, rendered per run (identity stays the template)."""
+    inline: bool = False
+    """The call runs in this process (an internal or test-kit tool): the runner awaits it under
+    ``asyncio.timeout`` instead of in a task it could abandon. Such a tool that ignores
+    cancellation delays the run; one that waits on I/O belongs in a toolset."""
     precondition: Callable[[], bool] | None = None
     """A host injector's ``should_inject``: false skips the hook as a false ``condition`` does."""
 
@@ -102,19 +106,19 @@ def prepare_hooks(
     for index, config in enumerate(hooks or []):
         ttl = config.refresh_condition
         final_name = config.final_tool_name
+        route = registry.route(final_name, toolset_name=config.toolset_name)
         prepared.append(
             PreparedHook(
                 index=index,
                 config=config,
                 label=config.name or f"hooks[{index}]",
                 tool=final_name,
-                call=routed_call(
-                    registry, registry.route(final_name, toolset_name=config.toolset_name)
-                ),
+                call=routed_call(registry, route),
                 prefix=call_id_prefix(final_name, config.arguments),
                 arguments_text=arguments_json(config.arguments),
                 ttl_seconds=ttl.ttl_minutes * 60 if isinstance(ttl, TTLRefreshCondition) else None,
                 templated=is_templated(config.arguments),
+                inline=route.in_process,
             )
         )
     return prepared

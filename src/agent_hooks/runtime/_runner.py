@@ -8,7 +8,9 @@ history equals running the hooks one after another (SPEC section 8).
 
 Only the tool call (resolving the tool, starting its session, the call) runs in a task that may be
 abandoned at the hook's deadline; every decision about the history is made here, after the wait,
-so an abandoned call can never change a history it no longer owns.
+so an abandoned call can never change a history it no longer owns. Calls of in-process tools are
+awaited under ``asyncio.timeout`` instead, and hooks that call nothing (a false condition, a fresh
+result) are decided before any task is scheduled: a run pays for tasks only where there is I/O.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent_hooks._reasons import reason_for
@@ -65,6 +67,22 @@ class _Called:
 
     result: ToolCallResult
     notes: tuple[str, ...]
+
+
+_Inputs = tuple[Mapping[str, Any], str]
+"""A hook's rendered arguments and the JSON text its synthetic call shows."""
+
+
+@dataclass(frozen=True)
+class _RunState:
+    """What every hook of one run shares."""
+
+    index: HistoryIndex
+    now: float
+    context: Mapping[str, Any]
+    limit: asyncio.Semaphore
+    outcomes: dict[int, tuple[_Outcome, int, int]] = field(default_factory=dict)
+    """By manifest index: the outcome, and when the hook started and ended (ns)."""
 
 
 @dataclass(frozen=True)
@@ -171,29 +189,25 @@ class HookRunner:
         span: RunSpan,
     ) -> HookRun:
         index = HistoryIndex(history)
-        outcomes: dict[int, tuple[_Outcome, int, int]] = {}
-        limit = asyncio.Semaphore(self.max_concurrency)
-
-        async def run_group(group: Sequence[PreparedHook]) -> None:
-            state = index.state(group[0].prefix)
-            for hook in group:
-                async with limit:
-                    started = time.time_ns()
-                    outcome = await self._run_one(hook, index, state, now, context)
-                    outcomes[hook.index] = (outcome, started, time.time_ns())
-
+        run = _RunState(index, now, context, asyncio.Semaphore(self.max_concurrency))
         groups: dict[str, list[PreparedHook]] = {}
         for hook in hooks:
             groups.setdefault(hook.prefix, []).append(hook)
-        if len(groups) == 1:  # nothing to overlap with: no task to schedule
-            await run_group(hooks)
-        else:
+        waiting = [
+            pending
+            for group in groups.values()
+            if (pending := self._start_group(group, run)) is not None
+        ]
+        if len(waiting) == 1:  # nothing to overlap with: no task to schedule
+            await waiting[0]
+        elif waiting:
             try:
                 async with asyncio.TaskGroup() as tasks:  # one group failing cancels the others
-                    for group in groups.values():
-                        tasks.create_task(run_group(group))
+                    for pending in waiting:
+                        tasks.create_task(pending)
             except BaseExceptionGroup as group_error:
                 raise group_error.exceptions[0] from None
+        outcomes = run.outcomes
 
         records = []
         for hook in hooks:
@@ -201,7 +215,7 @@ class HookRunner:
             record = self._record(hook, event, outcome, (ended - started) / 1e6)
             record_hook_span(record, start_time_ns=started, end_time_ns=ended)
             records.append(record)
-        run = HookRun(index.splice(), records)
+        result = HookRun(index.splice(), records)
         self._notify(records)
         failures = [
             record
@@ -210,21 +224,49 @@ class HookRunner:
         ]
         if failures:
             span.fail(f"{len(failures)} hook(s) with on_error=fail failed")
-            raise HookFailedError(failures, run)
-        return run
+            raise HookFailedError(failures, result)
+        return result
 
-    async def _run_one(
+    def _start_group(
+        self, group: Sequence[PreparedHook], run: _RunState
+    ) -> Coroutine[Any, Any, None] | None:
+        """Decide the group's hooks that need no call (condition, freshness) at once; the rest,
+        from the first hook that calls its tool, is a coroutine to wait for (``None``: none)."""
+        state = run.index.state(group[0].prefix)
+        for position, hook in enumerate(group):
+            started = time.time_ns()
+            inputs = self._inputs(hook, state, run.now, run.context)
+            if isinstance(inputs, _Outcome):
+                run.outcomes[hook.index] = (inputs, started, time.time_ns())
+                continue
+            return self._finish_group(group[position:], inputs, state, run)
+        return None
+
+    async def _finish_group(
         self,
-        hook: PreparedHook,
-        index: HistoryIndex,
+        group: Sequence[PreparedHook],
+        first_inputs: _Inputs,
         state: PrefixState,
-        now: float,
-        context: Mapping[str, Any],
+        run: _RunState,
+    ) -> None:
+        """The group's hooks from the first that calls its tool on, one after another."""
+        inputs: _Inputs | _Outcome | None = first_inputs
+        for hook in group:
+            async with run.limit:
+                started = time.time_ns()
+                if inputs is None:
+                    inputs = self._inputs(hook, state, run.now, run.context)
+                if isinstance(inputs, _Outcome):
+                    outcome = inputs
+                else:
+                    outcome = await self._call_and_inject(hook, inputs, state, run)
+                run.outcomes[hook.index] = (outcome, started, time.time_ns())
+            inputs = None
+
+    async def _call_and_inject(
+        self, hook: PreparedHook, inputs: _Inputs, state: PrefixState, run: _RunState
     ) -> _Outcome:
-        """One hook's three jobs: its inputs, the (abandonable) call, then the pair."""
-        inputs = self._inputs(hook, state, now, context)
-        if isinstance(inputs, _Outcome):
-            return inputs
+        """The hook's call within its deadline, then the pair its result becomes."""
         arguments, arguments_text = inputs
         try:
             called = await self._call_within_deadline(hook, arguments)
@@ -234,11 +276,11 @@ class HookRunner:
         except Exception as exc:  # the seam: a hook never fails the request
             logger.debug("hook=%s failure detail", hook.label, exc_info=True)
             return _Outcome(HookOutcome.SKIPPED_ERROR, reason_for(exc))
-        return self._inject(hook, called, arguments_text, index, state, now)
+        return self._inject(hook, called, arguments_text, run.index, state, run.now)
 
     def _inputs(
         self, hook: PreparedHook, state: PrefixState, now: float, context: Mapping[str, Any]
-    ) -> tuple[Mapping[str, Any], str] | _Outcome:
+    ) -> _Inputs | _Outcome:
         """The rendered arguments and their JSON text, or why the hook does not call its tool
         (its condition, a template that cannot render, a result that is still fresh)."""
         arguments: Mapping[str, Any] = hook.arguments
@@ -318,12 +360,24 @@ class HookRunner:
     ) -> _Called:
         """Call the tool in a task of its own, given up at the hook's deadline.
 
+        An in-process call (:attr:`PreparedHook.inline`) is awaited under ``asyncio.timeout``
+        instead: no task to schedule, and nothing to abandon that could outlive the run.
+
         Raises:
             TimeoutError: the deadline passed. The task is cancelled, and left behind when it
                 does not unwind within :data:`ABANDON_GRACE_SECONDS`; whatever it raised or
                 returned while unwinding, the hook timed out.
             Exception: whatever resolving or calling the tool raised.
         """
+        if hook.inline:
+            deadline = asyncio.timeout(hook.timeout_seconds)
+            try:
+                async with deadline:
+                    return await self._call(hook, arguments)
+            except Exception:
+                if deadline.expired():
+                    raise TimeoutError from None
+                raise
         task = asyncio.create_task(self._call(hook, arguments), name=f"hook-{hook.label}")
         try:
             done, _ = await asyncio.wait({task}, timeout=hook.timeout_seconds)

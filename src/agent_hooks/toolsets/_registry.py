@@ -24,6 +24,7 @@ from agent_hooks.errors import ToolError, ToolNotFoundError, UsageError
 from agent_hooks.tools import FallbackProcessor, StagedBaseTool
 from agent_hooks.toolsets._base import Toolset
 from agent_hooks.toolsets._guard import GuardedTool
+from agent_hooks.toolsets.internal import InternalToolset
 from agent_hooks.toolsets.mcp import McpToolset
 
 __all__ = ["ToolOverrides", "ToolRegistry", "ToolRoute"]
@@ -50,6 +51,14 @@ class ToolRoute:
     registered: StagedBaseTool | None = None
     override: StagedBaseTool | None = None
     toolset_name: str | None = None
+
+    @property
+    def in_process(self) -> bool:
+        """Whether every place on the route is a Python tool of this process (no server, no
+        HTTP): such a call needs no task of its own to be given up at a deadline."""
+        return self.override is not None or all(
+            isinstance(toolset, InternalToolset) for toolset in self.toolsets
+        )
 
 
 class _UnreachableTool(StagedBaseTool):

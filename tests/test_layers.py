@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, int]] = [
     ("agent_hooks.testing", 6),
     ("agent_hooks.serve", 7),
     ("agent_hooks.cli", 7),
+    ("agent_hooks.integrations", 7),
     ("agent_hooks.__main__", 7),
     ("agent_hooks", 6),
 ]

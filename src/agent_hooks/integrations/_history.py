@@ -68,12 +68,13 @@ class HistoryBuilder(Generic[N]):
 def rebuilt(
     history: History[N],
     messages: Sequence[Message],
-    build: Callable[[Message, Mapping[str, str]], N],
+    build: Callable[[Message, Mapping[str, str]], Sequence[N]],
 ) -> list[N] | None:
     """The native units of ``messages`` (a run's result on ``history.messages``).
 
     ``None`` when the run changed nothing, so a caller can leave its framework's state alone.
-    ``build(message, names)`` makes the native unit of a message the hooks wrote; ``names`` maps
+    ``build(message, names)`` makes the native units of a message the hooks wrote (several where
+    the framework spells one message as several items); ``names`` maps
     every call id of ``messages`` to its function name (a ``tool`` message carries no name, and
     most frameworks want one on a tool result).
     """
@@ -87,7 +88,7 @@ def rebuilt(
     for message in messages:
         index = origin.get(id(message))
         if index is None:
-            units.append(build(message, names))
+            units.extend(build(message, names))
         else:
             units.extend(history.units[index])
     units.extend(history.tail)

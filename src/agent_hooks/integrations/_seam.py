@@ -10,15 +10,23 @@ if the seam had not been there.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from agent_hooks import HookEvent, HookFailedError, HookRunner
 from agent_hooks._reasons import reason_for
-from agent_hooks.messages import Message
+from agent_hooks.injection import is_synthetic_call_id
+from agent_hooks.messages import Message, Role
 
-__all__ = ["completion_facts", "contained", "field_of", "present", "run_completion"]
+__all__ = [
+    "completion_facts",
+    "contained",
+    "field_of",
+    "present",
+    "run_completion",
+    "turn_counts",
+]
 
 logger = logging.getLogger("agent_hooks.integrations")
 
@@ -71,3 +79,20 @@ def field_of(source: Any, name: str) -> Any:
 def present(**values: Any) -> dict[str, Any]:
     """The hooks' ``request`` from the values that are there (absent ones left out)."""
     return {key: value for key, value in values.items() if value is not None and value != ""}
+
+
+def turn_counts(messages: Sequence[Message]) -> tuple[int, int]:
+    """Model calls (assistant messages) and tool results since the last user message, the
+    hooks' own pairs left out: for frameworks that count neither but whose history shows both."""
+    last_user = max((i for i, m in enumerate(messages) if m.role is Role.USER), default=-1)
+    turn = messages[last_user + 1 :]
+    model_calls = sum(
+        1
+        for m in turn
+        if m.role is Role.ASSISTANT
+        and not any(is_synthetic_call_id(call.id) for call in m.tool_calls or [])
+    )
+    tool_results = sum(
+        1 for m in turn if m.role is Role.TOOL and not is_synthetic_call_id(m.tool_call_id)
+    )
+    return model_calls, tool_results

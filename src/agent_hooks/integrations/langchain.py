@@ -36,7 +36,6 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from agent_hooks import HookEvent, HookRunner
-from agent_hooks.injection import is_synthetic_call_id
 from agent_hooks.integrations._history import History, HistoryBuilder, rebuilt
 from agent_hooks.integrations._loop import BackgroundLoop
 from agent_hooks.integrations._seam import (
@@ -45,6 +44,7 @@ from agent_hooks.integrations._seam import (
     field_of,
     present,
     run_completion,
+    turn_counts,
 )
 from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
 
@@ -110,7 +110,7 @@ class AgentHooksMiddleware(AgentMiddleware[AgentState[Any], Any]):
         """
         with contained("langchain", "after_agent"):
             messages = _to_history(state["messages"]).messages
-            facts = completion_facts(*_this_turn(messages))
+            facts = completion_facts(*turn_counts(messages))
             await run_completion(self.runner, messages, self.request(runtime), facts)
         return None
 
@@ -151,12 +151,12 @@ def _message(native: BaseMessage) -> Message | None:
     return None  # a kind the hooks cannot read: kept in place, never shown to them
 
 
-def _native_message(message: Message, names: Mapping[str, str]) -> BaseMessage:
+def _native_message(message: Message, names: Mapping[str, str]) -> list[BaseMessage]:
     """A message the hooks wrote: a pair's call or answer (or a message they refreshed)."""
     content = message.content if message.content is not None else ""
     if message.role is Role.TOOL:
         call_id = message.tool_call_id or ""
-        return ToolMessage(content=content, tool_call_id=call_id, name=names.get(call_id))
+        return [ToolMessage(content=content, tool_call_id=call_id, name=names.get(call_id))]
     if message.role is Role.ASSISTANT:
         calls = [
             {
@@ -168,24 +168,7 @@ def _native_message(message: Message, names: Mapping[str, str]) -> BaseMessage:
             for call in message.tool_calls or []
             if call.function is not None
         ]
-        return AIMessage(content=content, tool_calls=calls)
+        return [AIMessage(content=content, tool_calls=calls)]
     if message.role is Role.SYSTEM:
-        return SystemMessage(content=content)
-    return HumanMessage(content=content)
-
-
-def _this_turn(messages: Sequence[Message]) -> tuple[int, int]:
-    """Model calls (assistant messages) and tool results since the last user message, the
-    hooks' own pairs left out: LangChain counts neither, its history shows both."""
-    last_user = max((i for i, m in enumerate(messages) if m.role is Role.USER), default=-1)
-    turn = messages[last_user + 1 :]
-    model_calls = sum(
-        1
-        for m in turn
-        if m.role is Role.ASSISTANT
-        and not any(is_synthetic_call_id(call.id) for call in m.tool_calls or [])
-    )
-    tool_results = sum(
-        1 for m in turn if m.role is Role.TOOL and not is_synthetic_call_id(m.tool_call_id)
-    )
-    return model_calls, tool_results
+        return [SystemMessage(content=content)]
+    return [HumanMessage(content=content)]

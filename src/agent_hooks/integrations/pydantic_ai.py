@@ -204,7 +204,7 @@ def _user_content(content: str | Sequence[Any]) -> str | list[Any]:
     ]
 
 
-def _native_message(message: Message, names: Mapping[str, str]) -> _Unit:
+def _native_message(message: Message, names: Mapping[str, str]) -> list[_Unit]:
     """A message the hooks wrote: a pair's call or answer (or a message they refreshed)."""
     if message.role is Role.TOOL:
         call_id = message.tool_call_id or ""
@@ -213,7 +213,7 @@ def _native_message(message: Message, names: Mapping[str, str]) -> _Unit:
             content=message.content if isinstance(message.content, str) else "",
             tool_call_id=call_id,
         )
-        return _NEW, ModelRequest(parts=[part])
+        return [(_NEW, ModelRequest(parts=[part]))]
     parts: list[Any] = []
     if isinstance(message.content, str) and message.content:
         parts.append(TextPart(content=message.content))
@@ -222,7 +222,7 @@ def _native_message(message: Message, names: Mapping[str, str]) -> _Unit:
             args = json.loads(call.function.arguments or "{}")
             parts.append(ToolCallPart(call.function.name, args, tool_call_id=call.id))
     if message.role is Role.ASSISTANT:
-        return _NEW, ModelResponse(parts=parts)
+        return [(_NEW, ModelResponse(parts=parts))]
     prompt = message.content if isinstance(message.content, str) else ""
     part_type = SystemPromptPart if message.role is Role.SYSTEM else UserPromptPart
-    return _NEW, ModelRequest(parts=[part_type(prompt)])
+    return [(_NEW, ModelRequest(parts=[part_type(prompt)]))]

@@ -19,7 +19,7 @@ from langchain_core.outputs import ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_hooks import HookFailedError
-from agent_hooks.injection import is_synthetic_call_id
+from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.integrations.langchain import AgentHooksMiddleware
 from tests.integrations._kit import MEMORY, hooks_app
 

@@ -24,7 +24,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agent_hooks import HookFailedError
-from agent_hooks.injection import is_synthetic_call_id
+from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.integrations.pydantic_ai import AgentHooksCapability
 from tests.integrations._kit import MEMORY, hooks_app
 

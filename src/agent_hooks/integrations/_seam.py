@@ -16,7 +16,7 @@ from typing import Any
 
 from agent_hooks import HookEvent, HookFailedError, HookRunner
 from agent_hooks._reasons import reason_for
-from agent_hooks.injection import is_synthetic_call_id
+from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.messages import Message, Role
 
 __all__ = [

@@ -21,24 +21,21 @@ def pair(tool: str, content: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def test_the_header_names_the_conversation() -> None:
-    body = {"user": "u1", "messages": [USER]}
-    assert conversation_id({"x-conversation-id": " c-42 "}, body) == "c-42"
+    assert conversation_id({"x-conversation-id": " c-42 "}, "u1", [USER]) == "c-42"
 
 
 def test_user_and_first_message_name_it_without_a_header() -> None:
-    first = conversation_id({}, {"user": "u1", "messages": [SYSTEM, USER]})
-    later = conversation_id(
-        {}, {"user": "u1", "messages": [SYSTEM, USER, {"role": "user", "content": "more"}]}
-    )
-    other_user = conversation_id({}, {"user": "u2", "messages": [USER]})
+    first = conversation_id({}, "u1", [SYSTEM, USER])
+    later = conversation_id({}, "u1", [SYSTEM, USER, {"role": "user", "content": "more"}])
+    other_user = conversation_id({}, "u2", [USER])
     assert first is not None
     assert first == later
     assert other_user != first
 
 
 def test_a_request_with_neither_has_no_conversation() -> None:
-    assert conversation_id({}, {"messages": [USER]}) is None
-    assert conversation_id({}, {"user": "u1", "messages": [SYSTEM]}) is None
+    assert conversation_id({}, None, [USER]) is None
+    assert conversation_id({}, "u1", [SYSTEM]) is None
 
 
 def test_synthetic_pairs_are_found_in_order_and_others_ignored() -> None:

@@ -11,11 +11,12 @@ from tests.servers.fixtures import RecordingServer
 from tests.servers.processes import free_port
 
 BODY = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+PATH = "/v1/chat/completions"
 CLIENT_HEADERS = {"authorization": "Bearer client-key", "api-key": "client-api-key"}
 
 
 async def sent_headers(upstream: RecordingServer, client: UpstreamClient) -> dict[str, str]:
-    answer = await client.send(BODY, CLIENT_HEADERS)
+    answer = await client.send(PATH, BODY, CLIENT_HEADERS)
     await answer.aread()
     await answer.aclose()
     await client.aclose()
@@ -45,12 +46,12 @@ async def test_without_a_key_no_credentials_are_sent(upstream: RecordingServer) 
 async def test_a_closed_port_is_unreachable() -> None:
     client = UpstreamClient(f"http://127.0.0.1:{free_port()}", timeout_seconds=10)
     with pytest.raises(UpstreamUnreachable):
-        await client.send(BODY, {})
+        await client.send(PATH, BODY, {})
     await client.aclose()
 
 
 async def test_a_silent_upstream_times_out(upstream: RecordingServer) -> None:
     client = UpstreamClient(upstream.url, timeout_seconds=0.5)
     with pytest.raises(UpstreamTimeout):
-        await client.send(json.dumps({"model": "slow", "messages": []}).encode(), {})
+        await client.send(PATH, json.dumps({"model": "slow", "messages": []}).encode(), {})
     await client.aclose()

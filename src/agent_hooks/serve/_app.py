@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_hooks import HookEvent, HookRunner, aclose_app
 from agent_hooks.config import ApplicationConfig
+from agent_hooks.serve._dialects import CHAT
 from agent_hooks.serve._proxy import HooksProxy, error_response
 from agent_hooks.serve._upstream import UpstreamClient
 from agent_hooks.state import ConversationStore
@@ -81,7 +82,7 @@ def create_app(settings: ServeSettings) -> Starlette:
 
     async def chat_completions(request: Request) -> Response:
         proxy: HooksProxy = request.app.state.proxy
-        return await proxy.handle(request, deployment=request.path_params.get("name"))
+        return await proxy.handle(request, CHAT, deployment=request.path_params.get("name"))
 
     async def healthz(_: Request) -> Response:
         return JSONResponse({"status": "ok"})

@@ -23,20 +23,21 @@ Pair = tuple[dict[str, Any], dict[str, Any]]
 """A synthetic pair: the assistant message with its one tool call, then the tool's answer."""
 
 
-def conversation_id(headers: Mapping[str, str], body: Mapping[str, Any]) -> str | None:
+def conversation_id(
+    headers: Mapping[str, str], user: str | None, messages: Sequence[Mapping[str, Any]]
+) -> str | None:
     """The ``X-Conversation-Id`` header, else ``user`` plus the first user message's hash.
 
-    ``None`` when there is neither: such a request has no stored state, so two clients never
-    share one by accident.
+    ``messages`` is the history a dialect read from the body. ``None`` when there is neither:
+    such a request has no stored state, so two clients never share one by accident.
     """
     explicit = headers.get(CONVERSATION_HEADER, "").strip()
     if explicit:
         return explicit
-    user = body.get("user")
-    first = _first_user_index(body.get("messages") or [])
-    if not isinstance(user, str) or not user or first is None:
+    first = _first_user_index(messages)
+    if not user or first is None:
         return None
-    content = body["messages"][first].get("content")
+    content = messages[first].get("content")
     text = content if isinstance(content, str) else json.dumps(content, sort_keys=True)
     return f"user:{user}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 

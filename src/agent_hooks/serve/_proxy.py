@@ -1,8 +1,9 @@
-"""One proxied chat completion: state in, hooks, upstream, state out, completion hooks after.
+"""One proxied request in any dialect: state in, hooks, upstream, state out, completion hooks.
 
-The steps are separate pieces (request parsing, conversation state, the hook runner, the
-upstream client); this module only orders them and turns their failures into OpenAI-shaped
-answers. The HTTP routes in :mod:`agent_hooks.serve._app` hand each request to :meth:`handle`.
+The steps are separate pieces (the dialect that reads and writes bodies, conversation state, the
+hook runner, the upstream client); this module only orders them, once for every route, and turns
+their failures into answers in the dialect's own error shape. The HTTP routes in
+:mod:`agent_hooks.serve._app` hand each request to :meth:`HooksProxy.handle` with its dialect.
 """
 
 from __future__ import annotations
@@ -17,13 +18,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from agent_hooks import HookEvent, HookFailedError, HookRunner, HookRunRecord
-from agent_hooks.serve._completion import StreamedAnswer, answer_from_json
 from agent_hooks.serve._conversation import (
     conversation_id,
     reapply_pairs,
     synthetic_pairs,
 )
-from agent_hooks.serve._request import ChatRequest, InvalidRequest, parse_chat_request
+from agent_hooks.serve._dialects import (
+    CHAT,
+    Dialect,
+    InvalidRequest,
+    ParsedRequest,
+    RenderContext,
+)
 from agent_hooks.serve._upstream import UpstreamClient, UpstreamError, passthrough_headers
 from agent_hooks.state import ConversationStore
 
@@ -35,10 +41,12 @@ _COMPLETION_FACTS = {"iteration_count": 1, "total_tool_calls": 0}
 """The proxy sees one model call per request and runs none of the model's tools."""
 
 
-def error_response(status: int, message: str, *, type_: str, code: str | None) -> JSONResponse:
-    """An error in OpenAI's shape, so every OpenAI client raises its matching exception."""
+def error_response(
+    status: int, message: str, *, type_: str, code: str | None, dialect: Dialect = CHAT
+) -> JSONResponse:
+    """An error in the dialect's shape, so every client raises its matching exception."""
     return JSONResponse(
-        {"error": {"message": message, "type": type_, "code": code}}, status_code=status
+        dialect.error_body(status, message, type_=type_, code=code), status_code=status
     )
 
 
@@ -58,38 +66,47 @@ class HooksProxy:
         self._upstream = upstream
         self._has_completion_hooks = has_completion_hooks
 
-    async def handle(self, request: Request, *, deployment: str | None = None) -> Response:
+    async def handle(
+        self, request: Request, dialect: Dialect, *, deployment: str | None = None
+    ) -> Response:
         try:
-            chat = parse_chat_request(await request.body(), deployment=deployment)
+            parsed = dialect.parse(await request.body(), deployment=deployment)
         except InvalidRequest as exc:
-            return error_response(400, str(exc), type_="invalid_request_error", code=exc.code)
-        conversation = conversation_id(request.headers, chat.body)
-        context = _hook_context(chat, conversation)
+            return error_response(
+                400, str(exc), type_="invalid_request_error", code=exc.code, dialect=dialect
+            )
+        conversation = conversation_id(request.headers, parsed.user, parsed.history)
+        context = _hook_context(parsed, conversation)
         stored = await self._store.load(conversation, tenant=None) if conversation else []
         try:
             run = await self._runner.run(
-                HookEvent.ON_REQUEST_START, reapply_pairs(chat.messages, stored), request=context
+                HookEvent.ON_REQUEST_START, reapply_pairs(parsed.history, stored), request=context
             )
         except HookFailedError as exc:
             request.state.hooks = _outcomes(exc.run.records)
-            return error_response(424, str(exc), type_="hook_error", code="hook_failed")
+            return error_response(
+                424, str(exc), type_="hook_error", code="hook_failed", dialect=dialect
+            )
         request.state.hooks = _outcomes(run.records)
         history = [message.to_openai() for message in run.messages]
+        forwarded = parsed.render(history, RenderContext())
         try:
-            answer = await self._upstream.send(chat.with_messages(history), request.headers)
+            answer = await self._upstream.send(dialect.upstream_path, forwarded, request.headers)
         except UpstreamError as exc:
-            return error_response(exc.status, str(exc), type_="upstream_error", code=exc.code)
+            return error_response(
+                exc.status, str(exc), type_="upstream_error", code=exc.code, dialect=dialect
+            )
         if answer.is_success and conversation:
             pairs = synthetic_pairs(history)
             if pairs or stored:
                 await self._store.save(conversation, pairs, tenant=None)
         if answer.headers.get("content-type", "").startswith("text/event-stream"):
-            return self._relay(answer, history, context)
+            return self._relay(dialect, answer, history, context)
         body = await answer.aread()
         await answer.aclose()
         task = None
         if answer.is_success and self._has_completion_hooks:
-            final = answer_from_json(body)
+            final = dialect.answer_from_json(body).message
             if final is not None:
                 task = BackgroundTask(self._complete, [*history, final], context)
         return Response(
@@ -100,11 +117,15 @@ class HooksProxy:
         )
 
     def _relay(
-        self, answer: httpx.Response, history: list[dict[str, Any]], context: dict[str, str]
+        self,
+        dialect: Dialect,
+        answer: httpx.Response,
+        history: list[dict[str, Any]],
+        context: dict[str, str],
     ) -> StreamingResponse:
         """Pass the upstream's events on as they arrive; reassemble the answer on the way."""
         collect = answer.is_success and self._has_completion_hooks
-        streamed = StreamedAnswer() if collect else None
+        streamed = dialect.reader() if collect else None
         finished = False
 
         async def chunks() -> AsyncIterator[bytes]:
@@ -121,7 +142,7 @@ class HooksProxy:
                 await answer.aclose()
 
         async def after() -> None:
-            final = streamed.message() if streamed is not None and finished else None
+            final = streamed.answer().message if streamed is not None and finished else None
             if final is not None:
                 await self._complete([*history, final], context)
 
@@ -142,9 +163,9 @@ class HooksProxy:
             logger.error("on_completion hook failed after the answer was sent: %s", exc)
 
 
-def _hook_context(chat: ChatRequest, conversation: str | None) -> dict[str, str]:
+def _hook_context(parsed: ParsedRequest, conversation: str | None) -> dict[str, str]:
     """The hooks' ``request``: conversation id, user and model, absent ones left out."""
-    context = {"conversation_id": conversation, "user": chat.user, "model": chat.model}
+    context = {"conversation_id": conversation, "user": parsed.user, "model": parsed.model}
     return {key: value for key, value in context.items() if value is not None}
 
 

@@ -57,7 +57,7 @@ class UpstreamTimeout(UpstreamError):
 
 
 class UpstreamClient:
-    """Posts chat-completions bodies to ``{base_url}/v1/chat/completions``, or the echo model.
+    """Posts bodies to ``{base_url}{path}``, or to the echo model without a base URL.
 
     ``api_key`` (``AGENT_HOOKS_UPSTREAM_API_KEY``) is sent as a bearer token; with
     ``forward_auth`` the client's own ``Authorization``/``api-key`` headers go instead.
@@ -82,15 +82,17 @@ class UpstreamClient:
         self._api_key = api_key
         self._forward_auth = forward_auth
 
-    async def send(self, body: bytes, client_headers: Mapping[str, str]) -> httpx.Response:
-        """Open the upstream's answer as a stream; the caller closes it.
+    async def send(
+        self, path: str, body: bytes, client_headers: Mapping[str, str]
+    ) -> httpx.Response:
+        """POST ``body`` to ``path`` and open the answer as a stream; the caller closes it.
 
         Raises:
             UpstreamTimeout: no answer in time.
             UpstreamUnreachable: no connection, or it broke before the status line.
         """
         request = self._client.build_request(
-            "POST", "/v1/chat/completions", content=body, headers=self._headers(client_headers)
+            "POST", path, content=body, headers=self._headers(client_headers)
         )
         try:
             return await self._client.send(request, stream=True)

@@ -1,0 +1,29 @@
+"""The APIs ``serve`` speaks, each read into the hooks' history and written back (SPEC 13).
+
+One module per dialect; what they share (the request, answer and error contract, and the splice
+that writes pairs back without touching anything else) is in ``_base``.
+"""
+
+from agent_hooks.serve._dialects._base import (
+    Answer,
+    AnswerReader,
+    Dialect,
+    InvalidRequest,
+    ParsedRequest,
+    RenderContext,
+    ToolDefinition,
+    synthetic_call_id,
+)
+from agent_hooks.serve._dialects._chat import CHAT
+
+__all__ = [
+    "CHAT",
+    "Answer",
+    "AnswerReader",
+    "Dialect",
+    "InvalidRequest",
+    "ParsedRequest",
+    "RenderContext",
+    "ToolDefinition",
+    "synthetic_call_id",
+]

@@ -1,0 +1,288 @@
+"""What every dialect gives the proxy, and the splice that writes the hooks' pairs back.
+
+A dialect (Chat Completions, Responses, Anthropic Messages) reads a body into the hooks'
+history, OpenAI chat messages (:mod:`agent_hooks.messages`), and remembers where each history
+message came from: an :class:`Entry` names the dialect item (a Responses input item, an
+Anthropic message) and, for Anthropic, the content blocks it was read from. Items the hooks cannot
+understand (reasoning, images, hosted tool calls...) have no entry at all and stay where they are.
+
+The hooks only ever add synthetic pairs, drop synthetic pairs (forged, unverified) and leave every
+other message as it was (SPEC section 4), so the history they return is aligned with the one they
+were given by call id (synthetic messages) and by order (every other message):
+:func:`splice` then copies each untouched item verbatim, drops what the hooks dropped and lets the
+dialect render only what they added. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from agent_hooks.injection._ids import is_synthetic_call_id
+
+__all__ = [
+    "Answer",
+    "AnswerReader",
+    "Dialect",
+    "Entry",
+    "InvalidRequest",
+    "ParsedRequest",
+    "RenderContext",
+    "SSELines",
+    "ToolDefinition",
+    "align",
+    "splice",
+    "synthetic_call_id",
+]
+
+_T = TypeVar("_T")
+
+
+class InvalidRequest(ValueError):
+    """The body cannot be served: a 400 ``invalid_request_error`` whose message says why."""
+
+    def __init__(self, message: str, *, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One history message and where it came from in the dialect's body.
+
+    ``item`` is the index of the dialect item (input item, message); ``blocks`` the indices of
+    the item's content blocks the message was read from, ``()`` when it is the whole item.
+    """
+
+    message: dict[str, Any]
+    item: int
+    blocks: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """What a model is told about a tool the proxy's pairs mention (Anthropic needs it)."""
+
+    name: str
+    description: str = ""
+    input_schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """What rendering needs beyond the hooks' history.
+
+    ``unsent`` holds call ids the upstream already holds (Responses with upstream-held context:
+    stored pairs and pairs replaced in place), which are not forwarded again; ``tools`` the
+    definitions of the tools of the pairs, for dialects that must declare them.
+    """
+
+    unsent: frozenset[str] = frozenset()
+    tools: Mapping[str, ToolDefinition] = field(default_factory=dict)
+
+
+class ParsedRequest(abc.ABC):
+    """A body read by its dialect: the history the hooks see, and how to write it back."""
+
+    body: dict[str, Any]
+    history: list[dict[str, Any]]
+
+    @property
+    def stream(self) -> bool:
+        return self.body.get("stream") is True
+
+    @property
+    def model(self) -> str | None:
+        model = self.body.get("model")
+        return model if isinstance(model, str) and model else None
+
+    @property
+    @abc.abstractmethod
+    def user(self) -> str | None:
+        """Who the client says the end user is (the conversation fallback of SPEC 12)."""
+
+    @property
+    def held(self) -> bool:
+        """Whether the upstream holds the earlier turns (Responses' ``previous_response_id``)."""
+        return False
+
+    def needs_tool_definitions(self) -> bool:
+        """Whether :meth:`render` must declare the tools of the pairs it forwards."""
+        return False
+
+    @abc.abstractmethod
+    def render(self, history: Sequence[Mapping[str, Any]], context: RenderContext) -> bytes:
+        """The body to forward: every field as it came, the hooks' pairs in place."""
+
+
+class AnswerReader(Protocol):
+    """Reads a streamed answer from SSE bytes fed in the order they arrive."""
+
+    @property
+    def response_id(self) -> str | None:
+        """The answer's id, once an event has named it (Responses only)."""
+
+    def feed(self, chunk: bytes) -> None: ...
+
+    def answer(self) -> Answer:
+        """The final answer reassembled from everything fed."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the upstream answered: the final assistant message (``None`` when it asks for a tool
+    call or cannot be read) and, for Responses, the response id."""
+
+    message: dict[str, Any] | None
+    response_id: str | None = None
+
+
+class Dialect(Protocol):
+    """One API the proxy speaks; a module-level instance per dialect."""
+
+    name: str
+    """The route's label in logs and metrics: ``chat``, ``responses``, ``anthropic``."""
+    upstream_path: str
+
+    def parse(self, raw: bytes, *, deployment: str | None = None) -> ParsedRequest:
+        """Read a body.
+
+        Raises:
+            InvalidRequest: the body is not a request of this dialect.
+        """
+
+    def error_body(
+        self, status: int, message: str, *, type_: str, code: str | None
+    ) -> dict[str, Any]:
+        """An error in the dialect's own shape."""
+
+    def answer_from_json(self, raw: bytes) -> Answer: ...
+
+    def reader(self) -> AnswerReader: ...
+
+
+class SSELines:
+    """Splits server-sent-event bytes into the JSON text of their ``data:`` lines.
+
+    Linear in what is fed: only the unfinished last line is kept between chunks.
+    """
+
+    def __init__(self) -> None:
+        self._pending = b""
+
+    def feed(self, chunk: bytes) -> Iterator[bytes]:
+        self._pending += chunk
+        *lines, self._pending = self._pending.split(b"\n")
+        return self._data(lines)
+
+    def flush(self) -> Iterator[bytes]:
+        lines, self._pending = [self._pending], b""
+        return self._data(lines)
+
+    @staticmethod
+    def _data(lines: list[bytes]) -> Iterator[bytes]:
+        for line in lines:
+            if line.startswith(b"data:"):
+                data = line[5:].strip()
+                if data and data != b"[DONE]":
+                    yield data
+
+
+def synthetic_call_id(message: Mapping[str, Any]) -> str | None:
+    """The call id when ``message`` is one half of a synthetic pair, else ``None``."""
+    if message.get("role") == "tool":
+        call_id = message.get("tool_call_id")
+    else:
+        calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+        if not isinstance(calls, list) or len(calls) != 1 or not isinstance(calls[0], Mapping):
+            return None
+        call_id = calls[0].get("id")
+    return call_id if isinstance(call_id, str) and is_synthetic_call_id(call_id) else None
+
+
+def align(
+    before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]
+) -> list[int | None]:
+    """For each message of ``after``, the index in ``before`` of the message it is, or ``None``
+    when the hooks added it.
+
+    Synthetic messages are matched by role and call id, every other message by order: the hooks
+    never add, drop or change an ordinary message.
+    """
+    synthetic: dict[tuple[Any, str], int] = {}
+    ordinary: list[int] = []
+    for index, message in enumerate(before):
+        call_id = synthetic_call_id(message)
+        if call_id is None:
+            ordinary.append(index)
+        else:
+            synthetic.setdefault((message.get("role"), call_id), index)
+    remaining = iter(ordinary)
+    matches: list[int | None] = []
+    for message in after:
+        call_id = synthetic_call_id(message)
+        if call_id is None:
+            matches.append(next(remaining))
+        else:
+            matches.append(synthetic.pop((message.get("role"), call_id), None))
+    return matches
+
+
+def splice(
+    items: Sequence[_T],
+    entries: Sequence[Entry],
+    after: Sequence[Mapping[str, Any]],
+    *,
+    render: Callable[[list[Mapping[str, Any]]], list[_T]],
+    without_blocks: Callable[[_T, frozenset[int]], _T | None],
+) -> list[_T]:
+    """The dialect items for ``after``, the hooks' history.
+
+    Items whose messages the hooks kept are copied as they came; an item whose whole message the
+    hooks dropped is left out, and one that lost some blocks is rebuilt by ``without_blocks``
+    (``None`` when nothing is left). ``render`` writes the messages the hooks added, in runs. An
+    item without entries stays before the next item that has one, so a reasoning item keeps the
+    item it belongs to; items after the last kept one come before anything appended at the end.
+    """
+    matches = align([entry.message for entry in entries], after)
+    kept = {match for match in matches if match is not None}
+    dropped_items: set[int] = set()
+    dropped_blocks: dict[int, set[int]] = {}
+    for index, entry in enumerate(entries):
+        if index in kept:
+            continue
+        if entry.blocks:
+            dropped_blocks.setdefault(entry.item, set()).update(entry.blocks)
+        else:
+            dropped_items.add(entry.item)
+
+    out: list[_T] = []
+    emitted = 0
+
+    def emit_through(last: int) -> None:
+        nonlocal emitted
+        for index in range(emitted, last + 1):
+            if index in dropped_items:
+                continue
+            item: _T | None = items[index]
+            if index in dropped_blocks:
+                item = without_blocks(items[index], frozenset(dropped_blocks[index]))
+            if item is not None:
+                out.append(item)
+        emitted = max(emitted, last + 1)
+
+    added: list[Mapping[str, Any]] = []
+    for message, match in zip(after, matches, strict=True):
+        if match is None:
+            added.append(message)
+            continue
+        if added:
+            out.extend(render(added))
+            added = []
+        emit_through(entries[match].item)
+    emit_through(len(items) - 1)
+    if added:
+        out.extend(render(added))
+    return out

@@ -1,0 +1,164 @@
+"""Chat Completions (``POST /v1/chat/completions``): the history is the body's ``messages``.
+
+Only ``messages`` is ours; every other field passes through in its original key order. The final
+answer is the first choice's assistant message, read from the JSON or reassembled from the
+stream's deltas; an answer that asks for a tool call is not final.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from agent_hooks.messages import Message
+from agent_hooks.serve._dialects._base import (
+    Answer,
+    InvalidRequest,
+    ParsedRequest,
+    RenderContext,
+    SSELines,
+)
+
+__all__ = ["CHAT", "ChatRequest"]
+
+_MESSAGES = TypeAdapter(list[Message])
+
+
+class ChatRequest(ParsedRequest):
+    """A chat-completions body (plus ``model`` from DIAL's route) and its messages."""
+
+    def __init__(self, body: dict[str, Any], messages: list[dict[str, Any]]) -> None:
+        self.body = body
+        self.history = messages
+
+    @property
+    def user(self) -> str | None:
+        user = self.body.get("user")
+        return user if isinstance(user, str) and user else None
+
+    def render(self, history: Sequence[Mapping[str, Any]], context: RenderContext) -> bytes:
+        """Every field as it came, ``messages`` replaced by the hooks' history."""
+        return json.dumps({**self.body, "messages": list(history)}, ensure_ascii=False).encode()
+
+
+class _ChatDialect:
+    name = "chat"
+    upstream_path = "/v1/chat/completions"
+
+    def parse(self, raw: bytes, *, deployment: str | None = None) -> ChatRequest:
+        """Parse and check a body; ``deployment`` (DIAL's route) becomes ``model`` when it has
+        none.
+
+        Raises:
+            InvalidRequest: not a JSON object, or ``messages`` is not a non-empty list of
+                messages.
+        """
+        body = json_object(raw)
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise InvalidRequest(
+                "'messages' must be a non-empty array of messages", code="invalid_messages"
+            )
+        try:
+            _MESSAGES.validate_python(messages)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise InvalidRequest(
+                f"'messages.{where}': {first['msg']}", code="invalid_messages"
+            ) from exc
+        if deployment is not None and not body.get("model"):
+            body["model"] = deployment
+        return ChatRequest(body, messages)
+
+    def error_body(
+        self, status: int, message: str, *, type_: str, code: str | None
+    ) -> dict[str, Any]:
+        return openai_error(message, type_=type_, code=code)
+
+    def answer_from_json(self, raw: bytes) -> Answer:
+        """The first choice's assistant message; none for a tool call or an unreadable body."""
+        try:
+            message = json.loads(raw)["choices"][0]["message"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            return Answer(None)
+        if (
+            not isinstance(message, dict)
+            or message.get("tool_calls")
+            or message.get("function_call")
+        ):
+            return Answer(None)
+        return Answer(message)
+
+    def reader(self) -> StreamedChat:
+        return StreamedChat()
+
+
+def json_object(raw: bytes) -> dict[str, Any]:
+    """The body as a JSON object.
+
+    Raises:
+        InvalidRequest: it is not JSON, or not an object.
+    """
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidRequest(f"the body is not JSON: {exc}", code="invalid_json") from exc
+    if not isinstance(body, dict):
+        raise InvalidRequest("the body must be a JSON object", code="invalid_json")
+    return body
+
+
+def openai_error(message: str, *, type_: str, code: str | None) -> dict[str, Any]:
+    """OpenAI's error shape (Chat Completions and Responses alike)."""
+    return {"error": {"message": message, "type": type_, "code": code}}
+
+
+class StreamedChat:
+    """Collects the first choice's deltas from the stream's events."""
+
+    response_id = None
+
+    def __init__(self) -> None:
+        self._lines = SSELines()
+        self._parts: list[str] = []
+        self._role = "assistant"
+        self._tool_call = False
+        self._seen = False
+
+    def feed(self, chunk: bytes) -> None:
+        for data in self._lines.feed(chunk):
+            self._event(data)
+
+    def answer(self) -> Answer:
+        """The reassembled assistant message; none for a tool call or no content at all."""
+        for data in self._lines.flush():
+            self._event(data)
+        if self._tool_call or not self._seen:
+            return Answer(None)
+        return Answer({"role": self._role, "content": "".join(self._parts)})
+
+    def _event(self, data: bytes) -> None:
+        try:
+            choices = json.loads(data)["choices"]
+            choice = next(c for c in choices if isinstance(c, dict) and c.get("index", 0) == 0)
+        except (ValueError, KeyError, TypeError, StopIteration):
+            return  # usage-only chunks and other choices say nothing about the first answer
+        delta = choice.get("delta")
+        if not isinstance(delta, dict):
+            return
+        self._seen = True
+        if delta.get("tool_calls") or delta.get("function_call"):
+            self._tool_call = True
+        if choice.get("finish_reason") in ("tool_calls", "function_call"):
+            self._tool_call = True
+        if isinstance(delta.get("role"), str):
+            self._role = delta["role"]
+        if isinstance(delta.get("content"), str):
+            self._parts.append(delta["content"])
+
+
+CHAT = _ChatDialect()

@@ -49,7 +49,7 @@ run: install
 # The hooks proxy on http://127.0.0.1:8080/v1 with the embedded echo model (no --upstream): point
 # any OpenAI client at it and the answer lists the synthetic pairs the model would have seen.
 serve: install
-	$(BIN)/agent-hooks --verbose serve examples/serve/manifest.json
+	ENABLE_PREVIEW_FEATURES=true $(BIN)/agent-hooks --verbose serve examples/serve/manifest.json
 
 bench: install
 	$(BIN)/python bench/bench_injection.py

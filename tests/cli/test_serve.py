@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -26,13 +28,25 @@ STARTUP_SECONDS = 60.0
 @pytest.fixture
 def serving(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """``agent-hooks serve`` on the example manifest, with the echo model, until the test ends."""
+    with _serving(tmp_path, preview="true") as running:
+        yield running
+
+
+@pytest.fixture
+def serving_without_preview(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    with _serving(tmp_path, preview="false") as running:
+        yield running
+
+
+@contextmanager
+def _serving(tmp_path: Path, *, preview: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     port = free_port()
     process = subprocess.Popen(
         [str(AGENT_HOOKS), "serve", str(SERVE_MANIFEST), "--port", str(port),
          "--state", f"sqlite:///{tmp_path / 'state.db'}"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env={**os.environ, "ENABLE_PREVIEW_FEATURES": "false"},
+        env={**os.environ, "ENABLE_PREVIEW_FEATURES": preview},
     )  # fmt: skip
     try:
         yield process, f"http://127.0.0.1:{port}"
@@ -99,3 +113,56 @@ def test_run_and_validate_do_not_load_the_server_stack() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
     assert completed.stderr.splitlines()[-1] == "[]"
+
+
+def serve_once(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``agent-hooks serve`` expected to stop at start; its exit status and output."""
+    return subprocess.run(
+        [str(AGENT_HOOKS), "serve", str(SERVE_MANIFEST), *args],
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_SECONDS,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_a_busy_port_exits_1_naming_the_address(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = serve_once("--port", str(port), "--state", f"sqlite:///{tmp_path}/state.db")
+    assert done.returncode == 1
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [f"error: 127.0.0.1:{port} is already in use"]
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("state", "named"),
+    [("postgres://db/1", "unsupported state URL 'postgres://db/1'"), ("sqlite:///{}/f/s.db", "/f")],
+    ids=["unparseable", "cannot-create"],
+)
+def test_a_state_it_cannot_use_exits_1_with_one_error_line(
+    tmp_path: Path, state: str, named: str
+) -> None:
+    (tmp_path / "f").write_text("a file where a directory should be")
+    done = serve_once("--port", str(free_port()), "--state", state.format(tmp_path))
+    assert done.returncode == 1
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert named in line
+
+
+async def test_with_preview_off_serve_warns_and_forwards_without_hooks(
+    serving_without_preview: tuple[subprocess.Popen[bytes], str],
+) -> None:
+    process, url = serving_without_preview
+    await wait_until_healthy(url, process)
+    body = {"model": "echo", "messages": [{"role": "user", "content": "what time is it?"}]}
+    async with httpx.AsyncClient() as client:
+        response = await client.post(f"{url}/v1/chat/completions", json=body)
+    assert response.json()["choices"][0]["message"]["content"] == "no synthetic pairs"
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=STARTUP_SECONDS)
+    assert b"preview field 'hooks' ignored: set ENABLE_PREVIEW_FEATURES=true" in stderr

@@ -65,7 +65,7 @@ def running_proxy(
             [*args, *state, *options],
             stdout=log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, "ENABLE_PREVIEW_FEATURES": "true", **(env or {})},
         )
     proxy = Proxy(f"http://127.0.0.1:{port}", process, log_path)
     try:

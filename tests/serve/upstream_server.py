@@ -3,6 +3,10 @@
 Run as ``python upstream_server.py PORT``. The request's ``model`` picks the behaviour: an
 ordinary answer (streamed when asked), ``gated`` (streams one chunk, then waits for
 ``POST /_release``), ``tool-call``, ``teapot`` (answers 418) and ``slow`` (never in time).
+Faults: ``leaky`` (a 401 quoting the credentials it got), ``broken`` (the body, or the stream,
+stops half-way: the connection is cut), ``stalled`` (the body stops half-way and the connection
+stays open) and ``hold`` (nothing after the headers, or after the first chunk, until the proxy
+closes the request; ``GET /_closed`` counts those closes).
 ``GET /_received`` returns each request's headers and body; ``DELETE /_received`` forgets them.
 """
 
@@ -24,6 +28,7 @@ ANSWER = "Hello from upstream"
 _RECORDED_HEADERS = ("authorization", "api-key", "x-conversation-id")
 _received: list[dict[str, Any]] = []
 _release: anyio.Event | None = None
+_closed: list[str] = []
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
@@ -53,6 +58,8 @@ async def chat_completions(request: Request) -> Response:
     headers = {k: v for k, v in request.headers.items() if k in _RECORDED_HEADERS}
     _received.append({"path": request.url.path, "headers": headers, "body": body})
     model = body.get("model")
+    if model in _FAULTS:
+        return _FAULTS[model](request, body.get("stream") is True)
     if model == "teapot":
         error = {"error": {"message": "short and stout", "type": "teapot", "code": "418"}}
         return JSONResponse(error, status_code=418, headers={"x-upstream": "kept"})
@@ -77,6 +84,48 @@ async def chat_completions(request: Request) -> Response:
     return JSONResponse(answer, headers={"x-upstream": "kept"})
 
 
+def _leaky(request: Request, stream: bool) -> Response:
+    quoted = f"Incorrect API key provided: {request.headers.get('authorization')}"
+    return JSONResponse({"error": {"message": quoted, "code": "invalid_api_key"}}, 401)
+
+
+def _broken(request: Request, stream: bool) -> Response:
+    async def cut() -> AsyncIterator[bytes]:
+        yield _chunk({"role": "assistant", "content": "Hel"}) if stream else b'{"id": "up-1", "ch'
+        raise ConnectionResetError("cut")  # uvicorn closes the connection mid-body
+
+    media = "text/event-stream" if stream else "application/json"
+    return StreamingResponse(cut(), media_type=media, headers={"content-length": "4000"})
+
+
+def _stalled(request: Request, stream: bool) -> Response:
+    async def stall() -> AsyncIterator[bytes]:
+        yield b'{"id": "up-1", "ch'
+        await anyio.sleep(30)
+
+    return StreamingResponse(stall(), media_type="application/json")
+
+
+def _hold(request: Request, stream: bool) -> Response:
+    async def hold() -> AsyncIterator[bytes]:
+        try:
+            if stream:
+                yield _chunk({"role": "assistant", "content": "Hello"})
+            await anyio.sleep_forever()  # Starlette cancels this when the proxy disconnects
+        finally:
+            _closed.append(request.url.path)
+
+    media = "text/event-stream" if stream else "application/json"
+    return StreamingResponse(hold(), media_type=media)
+
+
+_FAULTS = {"leaky": _leaky, "broken": _broken, "stalled": _stalled, "hold": _hold}
+
+
+async def closed(_: Request) -> Response:
+    return JSONResponse(len(_closed))
+
+
 async def received(request: Request) -> Response:
     if request.method == "DELETE":
         _received.clear()
@@ -95,6 +144,7 @@ def main() -> None:
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/_received", received, methods=["GET", "DELETE"]),
             Route("/_release", release, methods=["POST"]),
+            Route("/_closed", closed),
         ]
     )
     uvicorn.run(

@@ -24,6 +24,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agent_hooks import HookEvent, HookRunner, aclose_app
 from agent_hooks.config import ApplicationConfig
 from agent_hooks.serve._dialects import CHAT
+from agent_hooks.serve._errors import BadRequest
+from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES
 from agent_hooks.serve._proxy import HooksProxy, error_response
 from agent_hooks.serve._upstream import UpstreamClient
 from agent_hooks.state import ConversationStore
@@ -46,6 +48,12 @@ class ServeSettings:
     upstream_timeout_seconds: float
     upstream_api_key: str | None
     forward_auth: bool
+    tenant_header: str | None = None
+    """Who owns a conversation: this header's value (a gateway sets it) instead of the client's
+    credential; requests without it are 401 (SPEC 12.1)."""
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    hooks: bool = True
+    """``False`` while preview features are off: requests are forwarded without hooks."""
 
 
 def create_app(settings: ServeSettings) -> Starlette:
@@ -65,13 +73,15 @@ def create_app(settings: ServeSettings) -> Starlette:
             )
             stack.push_async_callback(upstream.aclose)
             app.state.proxy = HooksProxy(
-                injector.get(HookRunner),
+                injector.get(HookRunner) if settings.hooks else None,
                 settings.store,
                 upstream,
                 has_completion_hooks=any(
                     hook.event == HookEvent.ON_COMPLETION
                     for hook in injector.get(ApplicationConfig).hooks or ()
                 ),
+                tenant_header=settings.tenant_header,
+                max_body_bytes=settings.max_body_bytes,
             )
             logger.info(
                 "ready upstream=%s state=%s",
@@ -105,7 +115,7 @@ def create_app(settings: ServeSettings) -> Starlette:
 async def _http_error(_: Request, exc: Exception) -> Response:
     """Unknown routes and methods answer in OpenAI's error shape too."""
     assert isinstance(exc, HTTPException)
-    return error_response(exc.status_code, exc.detail, type_="invalid_request_error", code=None)
+    return error_response(BadRequest(exc.detail, status=exc.status_code))
 
 
 class AccessLog:

@@ -7,10 +7,13 @@ subcommand keeps every other ``agent-hooks`` command fast.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import errno
 import logging
 import math
 import os
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Callable
@@ -18,7 +21,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from agent_hooks._scrub import scrub
+from agent_hooks._scrub import install_scrubbing, scrub, scrub_http_library_logs
+from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES
 
 __all__ = ["UPSTREAM_API_KEY_ENV", "add_serve_parser", "run_serve"]
 
@@ -56,11 +60,39 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ign
         f" instead of ${UPSTREAM_API_KEY_ENV}",
     )
     serve.add_argument(
+        "--tenant-header",
+        metavar="NAME",
+        type=_header_name,
+        help="the header that names who owns a conversation (set by a gateway in front);"
+        " requests without it are refused with 401. Default: the client's credential",
+    )
+    serve.add_argument(
         "--upstream-timeout",
         type=_positive_seconds,
         default=600.0,
         metavar="SECONDS",
         help="answer 504 when the upstream is silent this long (default 600)",
+    )
+    serve.add_argument(
+        "--max-body-bytes",
+        type=_positive_int,
+        default=DEFAULT_MAX_BODY_BYTES,
+        metavar="BYTES",
+        help="refuse larger request bodies with 413, reading no further (default 16 MiB)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=_positive_int,
+        default=1000,
+        metavar="N",
+        help="answer 503 beyond this many connections at once (default 1000)",
+    )
+    serve.add_argument(
+        "--shutdown-timeout",
+        type=_positive_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="on SIGTERM, wait this long for in-flight answers, then close them (default 30)",
     )
 
 
@@ -73,12 +105,17 @@ def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from agent_hooks import create_injector
-    from agent_hooks.config import ApplicationConfig
+    from agent_hooks.config import ApplicationConfig, FeatureSettings
     from agent_hooks.serve._app import ServeSettings, create_app
     from agent_hooks.state import open_store
 
-    config = ApplicationConfig.from_file(args.manifest, preview=True)
-    injector = create_injector(config, preview=True)  # configuration errors surface before binding
+    install_scrubbing(logging.getLogger())  # every handler: ours, uvicorn's, the libraries'
+    scrub_http_library_logs()
+    config = ApplicationConfig.from_file(args.manifest, preview=True)  # bad hooks exit 2 anyway
+    hooks = FeatureSettings().enable_preview_features
+    if not hooks:
+        config = ApplicationConfig.from_file(args.manifest)  # warns that the hooks are ignored
+    injector = create_injector(config, preview=hooks)  # configuration errors surface now
     try:
         store = open_store(args.state)
     except (ValueError, OSError) as exc:
@@ -90,7 +127,15 @@ def run_serve(args: argparse.Namespace) -> int:
         upstream_timeout_seconds=args.upstream_timeout,
         upstream_api_key=os.environ.get(UPSTREAM_API_KEY_ENV, "").strip() or None,
         forward_auth=args.forward_auth,
+        tenant_header=args.tenant_header,
+        max_body_bytes=args.max_body_bytes,
+        hooks=hooks,
     )
+    try:
+        listening = _listen(args.host, args.port)
+    except OSError as exc:
+        asyncio.run(store.aclose())
+        return _startup_failed(exc.strerror or str(exc))
     server = uvicorn.Server(
         uvicorn.Config(
             create_app(settings),
@@ -98,7 +143,8 @@ def run_serve(args: argparse.Namespace) -> int:
             port=args.port,
             log_config=None,
             access_log=False,  # ours names the hooks' outcomes; uvicorn's would repeat it
-            timeout_graceful_shutdown=None,  # in-flight answers and their hooks finish
+            timeout_graceful_shutdown=args.shutdown_timeout,
+            limit_concurrency=args.max_connections,
             lifespan="on",
         )
     )
@@ -110,7 +156,7 @@ def run_serve(args: argparse.Namespace) -> int:
     # there before it: a no-op one makes the graceful stop an ordinary exit with status 0.
     previous_sigterm = _quiet_sigterm()
     try:
-        server.run()
+        server.run(sockets=[listening])
     except SystemExit as exc:  # uvicorn exits when it cannot bind; it logged why
         return exc.code if isinstance(exc.code, int) else 1
     finally:
@@ -131,10 +177,46 @@ def _quiet_sigterm() -> _SignalHandler:
     return signal.signal(signal.SIGTERM, lambda signum, frame: None)
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound here so a failure is one clear line, not uvicorn's traceback.
+
+    Raises:
+        OSError: the address cannot be bound; ``strerror`` says why, naming the address.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listening.bind((host, port))
+    except OSError as exc:
+        listening.close()
+        why = "is already in use" if exc.errno == errno.EADDRINUSE else f"cannot be used: {exc}"
+        raise OSError(exc.errno, f"{host}:{port} {why}") from exc
+    listening.set_inheritable(True)
+    return listening
+
+
 def _startup_failed(reason: str) -> int:
     """What the server could not start with, as one line; exit status 1 (SPEC 12.1)."""
     print(f"error: {scrub(reason)}", file=sys.stderr)
     return 1
+
+
+def _header_name(text: str) -> str:
+    name = text.strip()
+    if not name or not all(c.isascii() and (c.isalnum() or c in "-_") for c in name):
+        raise argparse.ArgumentTypeError(f"not a header name: {text!r}")
+    return name
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
 
 
 def _positive_seconds(text: str) -> float:

@@ -1,21 +1,22 @@
 """One proxied request in any dialect: state in, hooks, upstream, state out, completion hooks.
 
-The steps are separate pieces (the dialect that reads and writes bodies, conversation state, the
-hook runner, the upstream client); this module only orders them, once for every route, and turns
-their failures into answers in the dialect's own error shape. The HTTP routes in
-:mod:`agent_hooks.serve._app` hand each request to :meth:`HooksProxy.handle` with its dialect.
+The steps are separate pieces (the dialect that reads and writes bodies, tenancy and limits,
+conversation state, the hook runner, the upstream client, the relay); this module only orders
+them, once for every route, and turns every refusal and failure (a :class:`ProxyError`) into an
+answer in the dialect's own error shape, in :meth:`HooksProxy.handle`. The HTTP routes in
+:mod:`agent_hooks.serve._app` hand each request to it with its dialect.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import httpx
 from starlette.background import BackgroundTask
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from agent_hooks import HookEvent, HookFailedError, HookRunner, HookRunRecord
 from agent_hooks.serve._conversation import (
@@ -23,98 +24,141 @@ from agent_hooks.serve._conversation import (
     reapply_pairs,
     synthetic_pairs,
 )
-from agent_hooks.serve._dialects import (
-    CHAT,
-    Dialect,
-    InvalidRequest,
-    ParsedRequest,
-    RenderContext,
+from agent_hooks.serve._dialects import CHAT, Dialect, ParsedRequest, RenderContext
+from agent_hooks.serve._errors import ProxyError
+from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES, check_conversation_header, read_body
+from agent_hooks.serve._relay import (
+    ClientGone,
+    StreamRelay,
+    log_client_gone,
+    unless_client_leaves,
 )
-from agent_hooks.serve._upstream import UpstreamClient, UpstreamError, passthrough_headers
+from agent_hooks.serve._tenancy import remove_client_pairs, tenant_of
+from agent_hooks.serve._upstream import UpstreamClient, passthrough_headers
 from agent_hooks.state import ConversationStore
 
-__all__ = ["HooksProxy", "error_response"]
+__all__ = ["CLIENT_CLOSED_REQUEST", "HookFailed", "HooksProxy", "error_response"]
 
 logger = logging.getLogger("agent_hooks.serve")
 
 _COMPLETION_FACTS = {"iteration_count": 1, "total_tool_calls": 0}
 """The proxy sees one model call per request and runs none of the model's tools."""
 
+CLIENT_CLOSED_REQUEST = 499
+"""The status logged for a request whose client left before its answer (nginx's convention)."""
 
-def error_response(
-    status: int, message: str, *, type_: str, code: str | None, dialect: Dialect = CHAT
-) -> JSONResponse:
-    """An error in the dialect's shape, so every client raises its matching exception."""
-    return JSONResponse(
-        dialect.error_body(status, message, type_=type_, code=code), status_code=status
-    )
+
+class HookFailed(ProxyError):
+    """An ``on_request_start`` hook with ``on_error: fail`` failed: the upstream is not called."""
+
+    status = 424
+    type_ = "hook_error"
+    code = "hook_failed"
+
+
+def error_response(error: ProxyError, dialect: Dialect = CHAT) -> JSONResponse:
+    """``error`` in the dialect's shape, so every client raises its matching exception."""
+    return JSONResponse(error_body(error, dialect), status_code=error.status)
+
+
+def error_body(error: ProxyError, dialect: Dialect) -> dict[str, Any]:
+    return dialect.error_body(error.status, str(error), type_=error.type_, code=error.code)
 
 
 class HooksProxy:
-    """Runs the hooks around one upstream call per request; shared by all requests."""
+    """Runs the hooks around one upstream call per request; shared by all requests.
+
+    ``runner`` is ``None`` when preview features are off: requests are forwarded without hooks.
+    """
 
     def __init__(
         self,
-        runner: HookRunner,
+        runner: HookRunner | None,
         store: ConversationStore,
         upstream: UpstreamClient,
         *,
         has_completion_hooks: bool,
+        tenant_header: str | None = None,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     ) -> None:
         self._runner = runner
         self._store = store
         self._upstream = upstream
-        self._has_completion_hooks = has_completion_hooks
+        self._has_completion_hooks = has_completion_hooks and runner is not None
+        self._tenant_header = tenant_header
+        self._max_body_bytes = max_body_bytes
 
     async def handle(
         self, request: Request, dialect: Dialect, *, deployment: str | None = None
     ) -> Response:
+        """The answer to one request; every refusal and failure in the dialect's error shape."""
         try:
-            parsed = dialect.parse(await request.body(), deployment=deployment)
-        except InvalidRequest as exc:
-            return error_response(
-                400, str(exc), type_="invalid_request_error", code=exc.code, dialect=dialect
-            )
-        conversation = conversation_id(request.headers, parsed.user, parsed.history)
+            return await self._handle(request, dialect, deployment)
+        except ProxyError as exc:
+            return error_response(exc, dialect)
+        except ClientGone:
+            log_client_gone()
+            return Response(status_code=CLIENT_CLOSED_REQUEST)  # nobody reads it; the log does
+
+    async def _handle(self, request: Request, dialect: Dialect, deployment: str | None) -> Response:
+        check_conversation_header(request.headers)
+        tenant = tenant_of(request.headers, tenant_header=self._tenant_header)
+        raw = await read_body(request, limit=self._max_body_bytes)
+        parsed = dialect.parse(raw, deployment=deployment)
+        messages, forged = remove_client_pairs(parsed.history)
+        if forged:
+            logger.warning("removed %d synthetic pair(s) sent by the client", forged)
+        conversation = conversation_id(request.headers, parsed.user, messages)
         context = _hook_context(parsed, conversation)
-        stored = await self._store.load(conversation, tenant=None) if conversation else []
-        try:
-            run = await self._runner.run(
-                HookEvent.ON_REQUEST_START, reapply_pairs(parsed.history, stored), request=context
-            )
-        except HookFailedError as exc:
-            request.state.hooks = _outcomes(exc.run.records)
-            return error_response(
-                424, str(exc), type_="hook_error", code="hook_failed", dialect=dialect
-            )
-        request.state.hooks = _outcomes(run.records)
-        history = [message.to_openai() for message in run.messages]
+        owned = conversation if tenant is not None else None  # nobody's: no stored state
+        stored = await self._store.load(owned, tenant=tenant) if owned else []
+        history = await self._run_hooks(request, reapply_pairs(messages, stored), context)
         forwarded = parsed.render(history, RenderContext())
-        try:
-            answer = await self._upstream.send(dialect.upstream_path, forwarded, request.headers)
-        except UpstreamError as exc:
-            return error_response(
-                exc.status, str(exc), type_="upstream_error", code=exc.code, dialect=dialect
-            )
-        if answer.is_success and conversation:
-            pairs = synthetic_pairs(history)
-            if pairs or stored:
-                await self._store.save(conversation, pairs, tenant=None)
+
+        async def save() -> None:
+            if owned is not None:
+                pairs = synthetic_pairs(history)
+                if pairs or stored:
+                    await self._store.save(owned, pairs, tenant=tenant)
+
+        answer = await unless_client_leaves(
+            request.receive,
+            self._upstream.send(dialect.upstream_path, forwarded, request.headers),
+        )
         if answer.headers.get("content-type", "").startswith("text/event-stream"):
-            return self._relay(dialect, answer, history, context)
-        body = await answer.aread()
-        await answer.aclose()
+            return self._relay(dialect, answer, history, context, save)
+        content = await unless_client_leaves(request.receive, self._upstream.read(answer))
         task = None
-        if answer.is_success and self._has_completion_hooks:
-            final = dialect.answer_from_json(body).message
-            if final is not None:
-                task = BackgroundTask(self._complete, [*history, final], context)
+        if answer.is_success:
+            await save()
+            if self._has_completion_hooks:
+                final = dialect.answer_from_json(content).message
+                if final is not None:
+                    task = BackgroundTask(self._complete, [*history, final], context)
         return Response(
-            body,
+            content,
             status_code=answer.status_code,
             headers=passthrough_headers(answer),
             background=task,
         )
+
+    async def _run_hooks(
+        self, request: Request, messages: list[dict[str, Any]], context: dict[str, str]
+    ) -> list[dict[str, Any]]:
+        """The history to forward: the hooks' result, or ``messages`` itself without hooks.
+
+        Raises:
+            HookFailed: a hook with ``on_error: fail`` failed (424).
+        """
+        if self._runner is None:
+            return messages
+        try:
+            run = await self._runner.run(HookEvent.ON_REQUEST_START, messages, request=context)
+        except HookFailedError as exc:
+            request.state.hooks = _outcomes(exc.run.records)
+            raise HookFailed(str(exc)) from exc
+        request.state.hooks = _outcomes(run.records)
+        return [message.to_openai() for message in run.messages]
 
     def _relay(
         self,
@@ -122,39 +166,36 @@ class HooksProxy:
         answer: httpx.Response,
         history: list[dict[str, Any]],
         context: dict[str, str],
-    ) -> StreamingResponse:
+        save: Callable[[], Awaitable[None]],
+    ) -> StreamRelay:
         """Pass the upstream's events on as they arrive; reassemble the answer on the way."""
-        collect = answer.is_success and self._has_completion_hooks
-        streamed = dialect.reader() if collect else None
-        finished = False
+        headers = passthrough_headers(answer)
 
-        async def chunks() -> AsyncIterator[bytes]:
-            nonlocal finished
-            try:
-                async for chunk in answer.aiter_bytes():
-                    if streamed is not None:
-                        streamed.feed(chunk)
-                    yield chunk
-                finished = True
-            except httpx.HTTPError as exc:
-                logger.warning("upstream stream broke off: %s", type(exc).__name__)
-            finally:
-                await answer.aclose()
+        def shaped(error: ProxyError) -> dict[str, Any]:
+            return error_body(error, dialect)
+
+        if not answer.is_success:
+            return StreamRelay(answer, headers=headers, error_body=shaped)
+        streamed = dialect.reader()
 
         async def after() -> None:
-            final = streamed.answer().message if streamed is not None and finished else None
+            final = streamed.answer().message if self._has_completion_hooks else None
             if final is not None:
                 await self._complete([*history, final], context)
 
-        return StreamingResponse(
-            chunks(),
-            status_code=answer.status_code,
-            headers=passthrough_headers(answer),
-            background=BackgroundTask(after),
+        return StreamRelay(
+            answer,
+            headers=headers,
+            error_body=shaped,
+            on_chunk=streamed.feed,
+            answer_done=lambda: streamed.done,
+            before_end=save,
+            after=after,
         )
 
     async def _complete(self, history: list[dict[str, Any]], context: dict[str, str]) -> None:
         """``on_completion`` hooks, after the answer went out: failures can only be logged."""
+        assert self._runner is not None  # completion hooks are collected only with a runner
         try:
             await self._runner.run(
                 HookEvent.ON_COMPLETION, history, request=context, completion=_COMPLETION_FACTS

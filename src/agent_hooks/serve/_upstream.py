@@ -3,7 +3,8 @@
 Answers are opened as streams so the proxy can pass chunks on as they arrive; a body is read
 whole only when the caller asks for it. httpx's failures are translated here, once: a timeout is
 :class:`UpstreamTimeout` (504), anything else that prevents an answer :class:`UpstreamUnreachable`
-(502). Credentials are chosen here and never logged.
+(502), a body that breaks off :class:`UpstreamBrokeOff` (502). Credentials are chosen here,
+registered for scrubbing (the key and any credentials in the URL), and never logged.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ from collections.abc import Mapping
 
 import httpx
 
+from agent_hooks._scrub import register_secret, register_url, scrub
 from agent_hooks.serve._echo import echo_app
+from agent_hooks.serve._errors import ProxyError
 
 __all__ = [
+    "UpstreamBrokeOff",
     "UpstreamClient",
     "UpstreamError",
     "UpstreamTimeout",
@@ -38,11 +42,18 @@ _NOT_PASSED_BACK = frozenset(
 """Response headers that describe the upstream's connection, not the answer."""
 
 
-class UpstreamError(Exception):
+class UpstreamError(ProxyError):
     """No answer from the upstream; ``status`` and ``code`` are what the client is told."""
 
     status = 502
+    type_ = "upstream_error"
     code = "upstream_unreachable"
+
+
+class UpstreamBrokeOff(UpstreamError):
+    """The upstream's answer stopped before its end."""
+
+    code = "upstream_broke_off"
 
 
 class UpstreamUnreachable(UpstreamError):
@@ -81,6 +92,10 @@ class UpstreamClient:
         )
         self._api_key = api_key
         self._forward_auth = forward_auth
+        if api_key:
+            register_secret(api_key, always_whole=True)
+        if base_url:
+            register_url(base_url)
 
     async def send(
         self, path: str, body: bytes, client_headers: Mapping[str, str]
@@ -104,6 +119,27 @@ class UpstreamClient:
             raise UpstreamUnreachable(
                 f"the upstream cannot be reached ({type(exc).__name__})"
             ) from exc
+
+    async def read(self, answer: httpx.Response) -> bytes:
+        """The rest of a non-streamed answer; an error status's body with every secret scrubbed.
+
+        Raises:
+            UpstreamTimeout: the body stalled for ``--upstream-timeout``.
+            UpstreamBrokeOff: the connection broke before the body's end.
+        """
+        try:
+            body = await answer.aread()
+        except httpx.TimeoutException as exc:
+            raise UpstreamTimeout(f"the upstream's answer stalled ({type(exc).__name__})") from exc
+        except httpx.HTTPError as exc:
+            raise UpstreamBrokeOff(
+                f"the upstream's answer broke off ({type(exc).__name__})"
+            ) from exc
+        finally:
+            await answer.aclose()
+        if answer.is_success:
+            return body
+        return scrub(body.decode("utf-8", errors="replace")).encode()
 
     def _headers(self, client_headers: Mapping[str, str]) -> dict[str, str]:
         headers = {"content-type": "application/json", "accept-encoding": "identity"}

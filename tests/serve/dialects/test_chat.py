@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from agent_hooks.serve._dialects import CHAT, InvalidRequest, RenderContext
+from agent_hooks.serve._dialects import CHAT, RenderContext
+from agent_hooks.serve._errors import BadRequest
 
 BODY = {
     "model": "gpt-x",
@@ -47,7 +48,7 @@ def test_dial_deployment_becomes_the_model_only_when_there_is_none() -> None:
     ],
 )
 def test_bodies_we_cannot_serve_are_invalid_requests(raw: bytes, code: str) -> None:
-    with pytest.raises(InvalidRequest) as caught:
+    with pytest.raises(BadRequest) as caught:  # InvalidRequest, or a limit of load_json
         CHAT.parse(raw)
     assert caught.value.code == code
 
@@ -79,6 +80,15 @@ def test_a_stream_is_reassembled_whatever_the_chunk_boundaries() -> None:
         for start in range(0, len(raw), size):
             streamed.feed(raw[start : start + size])
         assert streamed.answer().message == {"role": "assistant", "content": "Hello\n!"}
+
+
+def test_a_stream_is_done_once_its_end_went_by() -> None:
+    raw = events({"role": "assistant", "content": "Hi"})
+    streamed = CHAT.reader()
+    streamed.feed(raw[: raw.index(b'"finish_reason": "stop"')])
+    assert not streamed.done
+    streamed.feed(raw[raw.index(b'"finish_reason": "stop"') :])
+    assert streamed.done
 
 
 def test_a_streamed_tool_call_is_not_final() -> None:

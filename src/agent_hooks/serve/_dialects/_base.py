@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from agent_hooks.injection._ids import is_synthetic_call_id
+from agent_hooks.serve._errors import BadRequest
 
 __all__ = [
     "Answer",
@@ -40,12 +41,11 @@ __all__ = [
 _T = TypeVar("_T")
 
 
-class InvalidRequest(ValueError):
+class InvalidRequest(BadRequest):
     """The body cannot be served: a 400 ``invalid_request_error`` whose message says why."""
 
     def __init__(self, message: str, *, code: str) -> None:
-        super().__init__(message)
-        self.code = code
+        super().__init__(message, code=code)
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,10 @@ class AnswerReader(Protocol):
     def response_id(self) -> str | None:
         """The answer's id, once an event has named it (Responses only)."""
 
+    @property
+    def done(self) -> bool:
+        """Whether the answer's last event went by (a client may close right after it)."""
+
     def feed(self, chunk: bytes) -> None: ...
 
     def answer(self) -> Answer:
@@ -166,27 +170,34 @@ class Dialect(Protocol):
 class SSELines:
     """Splits server-sent-event bytes into the JSON text of their ``data:`` lines.
 
-    Linear in what is fed: only the unfinished last line is kept between chunks.
+    Linear in what is fed: only the unfinished last line is kept between chunks, in pieces
+    joined once its end arrives (a long line split finely is not copied once per piece).
+    ``done`` turns true at ``data: [DONE]``.
     """
 
     def __init__(self) -> None:
-        self._pending = b""
+        self._pending: list[bytes] = []
+        self.done = False
 
     def feed(self, chunk: bytes) -> Iterator[bytes]:
-        self._pending += chunk
-        *lines, self._pending = self._pending.split(b"\n")
+        if b"\n" not in chunk:
+            self._pending.append(chunk)
+            return iter(())
+        *lines, rest = b"".join([*self._pending, chunk]).split(b"\n")
+        self._pending = [rest] if rest else []
         return self._data(lines)
 
     def flush(self) -> Iterator[bytes]:
-        lines, self._pending = [self._pending], b""
+        lines, self._pending = [b"".join(self._pending)], []
         return self._data(lines)
 
-    @staticmethod
-    def _data(lines: list[bytes]) -> Iterator[bytes]:
+    def _data(self, lines: list[bytes]) -> Iterator[bytes]:
         for line in lines:
             if line.startswith(b"data:"):
                 data = line[5:].strip()
-                if data and data != b"[DONE]":
+                if data == b"[DONE]":
+                    self.done = True
+                elif data:
                     yield data
 
 

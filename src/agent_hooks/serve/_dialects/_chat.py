@@ -21,6 +21,7 @@ from agent_hooks.serve._dialects._base import (
     RenderContext,
     SSELines,
 )
+from agent_hooks.serve._limits import check_message_count, load_json
 
 __all__ = ["CHAT", "ChatRequest"]
 
@@ -62,6 +63,7 @@ class _ChatDialect:
             raise InvalidRequest(
                 "'messages' must be a non-empty array of messages", code="invalid_messages"
             )
+        check_message_count(len(messages))
         try:
             _MESSAGES.validate_python(messages)
         except ValidationError as exc:
@@ -98,15 +100,13 @@ class _ChatDialect:
 
 
 def json_object(raw: bytes) -> dict[str, Any]:
-    """The body as a JSON object.
+    """The body as a JSON object, read within the limits of :func:`load_json`.
 
     Raises:
-        InvalidRequest: it is not JSON, or not an object.
+        BadRequest: it is not JSON, or beyond those limits (SPEC 12.1).
+        InvalidRequest: it is not an object.
     """
-    try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidRequest(f"the body is not JSON: {exc}", code="invalid_json") from exc
+    body = load_json(raw)
     if not isinstance(body, dict):
         raise InvalidRequest("the body must be a JSON object", code="invalid_json")
     return body
@@ -128,6 +128,12 @@ class StreamedChat:
         self._role = "assistant"
         self._tool_call = False
         self._seen = False
+        self._finished = False
+
+    @property
+    def done(self) -> bool:
+        """``[DONE]`` went by, or the first choice's finish reason."""
+        return self._finished or self._lines.done
 
     def feed(self, chunk: bytes) -> None:
         for data in self._lines.feed(chunk):
@@ -147,6 +153,8 @@ class StreamedChat:
             choice = next(c for c in choices if isinstance(c, dict) and c.get("index", 0) == 0)
         except (ValueError, KeyError, TypeError, StopIteration):
             return  # usage-only chunks and other choices say nothing about the first answer
+        if choice.get("finish_reason") is not None:
+            self._finished = True
         delta = choice.get("delta")
         if not isinstance(delta, dict):
             return

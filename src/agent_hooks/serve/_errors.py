@@ -1,0 +1,48 @@
+"""The answers the proxy gives in place of the upstream's: one exception type carries them all.
+
+Every check on the way in (tenant, size, shape) and every upstream failure raises a
+:class:`ProxyError` subclass naming the HTTP status, the error ``type`` and ``code`` in OpenAI's
+terms; the pipeline turns each into the route's own error shape in one place. Nothing here knows
+a dialect.
+"""
+
+from __future__ import annotations
+
+__all__ = ["BadRequest", "ProxyError", "RequestTooLarge", "Unauthenticated"]
+
+
+class ProxyError(Exception):
+    """A request the proxy answers itself; the message is safe to show the client."""
+
+    status = 500
+    type_ = "api_error"
+    code: str | None = None
+
+    def __init__(self, message: str, *, code: str | None = None, status: int | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        if status is not None:
+            self.status = status
+
+
+class BadRequest(ProxyError):
+    """Input the proxy will not read: 400 ``invalid_request_error``."""
+
+    status = 400
+    type_ = "invalid_request_error"
+
+
+class RequestTooLarge(ProxyError):
+    """A body over ``--max-body-bytes``: 413, and the rest of it is never read."""
+
+    status = 413
+    type_ = "request_too_large"
+    code = "request_too_large"
+
+
+class Unauthenticated(ProxyError):
+    """Nobody the proxy can name owns the request: 401."""
+
+    status = 401
+    type_ = "authentication_error"

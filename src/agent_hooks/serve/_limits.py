@@ -1,0 +1,154 @@
+"""What the proxy refuses to read (SPEC 12.1): bodies, JSON and headers an attacker can shape.
+
+Each limit answers a 4xx before the work it would cost: a body past ``--max-body-bytes`` is not
+read further, JSON is checked for depth and for numbers no model API accepts while it is parsed,
+and a conversation id must be a short printable key. Every dialect's route calls these.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from agent_hooks.serve._errors import BadRequest, RequestTooLarge
+
+if TYPE_CHECKING:  # the CLI's parser reads the defaults here without loading the web stack
+    from starlette.requests import Request
+
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "MAX_CONVERSATION_ID_CHARS",
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "MAX_MESSAGES",
+    "check_conversation_header",
+    "check_message_count",
+    "load_json",
+    "read_body",
+]
+
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+MAX_MESSAGES = 100_000
+MAX_DEPTH = 128
+MAX_INT_DIGITS = 4300
+"""Python's own limit on converting digits to an integer; past it, ``int()`` refuses."""
+MAX_CONVERSATION_ID_CHARS = 256
+CONVERSATION_HEADER = "x-conversation-id"
+
+
+async def read_body(request: Request, *, limit: int) -> bytes:
+    """The whole body, or :class:`RequestTooLarge` as soon as it would pass ``limit`` bytes.
+
+    A declared ``Content-Length`` over the limit is refused before a byte is read.
+
+    Raises:
+        RequestTooLarge: the body is larger than ``limit``.
+    """
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        _too_large(limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            _too_large(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def load_json(raw: bytes) -> Any:
+    """``raw`` parsed, refusing what would cost the proxy or confuse the upstream.
+
+    Raises:
+        BadRequest: not JSON (``invalid_json``); nested deeper than :data:`MAX_DEPTH`
+            (``too_deep``); ``NaN``/``Infinity`` or a float that overflows (``non_finite_number``);
+            an integer of more than :data:`MAX_INT_DIGITS` digits (``number_too_large``).
+    """
+    try:
+        value = json.loads(raw, parse_constant=_non_finite, parse_float=_float, parse_int=_int)
+    except RecursionError:
+        _too_deep()
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadRequest(f"the body is not JSON: {exc}", code="invalid_json") from exc
+    _check_depth(value)
+    return value
+
+
+def check_message_count(count: int) -> None:
+    """Raises:
+    BadRequest: more than :data:`MAX_MESSAGES` messages (``too_many_messages``).
+    """
+    if count > MAX_MESSAGES:
+        raise BadRequest(
+            f"the request has {count} messages; at most {MAX_MESSAGES} are accepted",
+            code="too_many_messages",
+        )
+
+
+def check_conversation_header(headers: Mapping[str, str]) -> None:
+    """An ``X-Conversation-Id`` that is present must be 1 to 256 printable ASCII characters.
+
+    Raises:
+        BadRequest: it is empty, too long or holds other characters (``invalid_conversation_id``).
+    """
+    value = headers.get(CONVERSATION_HEADER)
+    if value is None:
+        return
+    if not value.strip():
+        problem = "is empty"
+    elif len(value) > MAX_CONVERSATION_ID_CHARS:
+        problem = f"is longer than {MAX_CONVERSATION_ID_CHARS} characters"
+    elif not all(" " <= char <= "~" for char in value):
+        problem = "holds characters other than printable ASCII"
+    else:
+        return
+    raise BadRequest(f"X-Conversation-Id {problem}", code="invalid_conversation_id")
+
+
+def _check_depth(value: Any) -> None:
+    """Walk containers breadth-first, level by level, without recursion."""
+    level = [value]
+    depth = 0
+    while level:
+        containers = [item for item in level if isinstance(item, (dict, list))]
+        if not containers:
+            return
+        depth += 1
+        if depth > MAX_DEPTH:
+            _too_deep()
+        level = [
+            child
+            for container in containers
+            for child in (container.values() if isinstance(container, dict) else container)
+        ]
+
+
+def _too_large(limit: int) -> NoReturn:
+    raise RequestTooLarge(f"the body is larger than {limit} bytes (--max-body-bytes)")
+
+
+def _too_deep() -> NoReturn:
+    raise BadRequest(f"the JSON is nested deeper than {MAX_DEPTH} levels", code="too_deep")
+
+
+def _non_finite(text: str) -> NoReturn:
+    raise BadRequest(f"the JSON holds {text}, which is not a number", code="non_finite_number")
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise BadRequest(f"the JSON number {text[:40]} is too large", code="non_finite_number")
+    return value
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise BadRequest(
+            f"the JSON holds an integer of more than {MAX_INT_DIGITS} digits",
+            code="number_too_large",
+        )
+    return int(text)

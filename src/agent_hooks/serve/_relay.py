@@ -1,0 +1,154 @@
+"""Talking to a client that may leave: the upstream's work stops as soon as the client goes.
+
+SPEC 12.1: a client that disconnects before its answer is complete has its upstream request
+closed at once, streaming or not; no completion hooks run and nothing is stored. ASGI reports the
+disconnect as an ``http.disconnect`` message on ``receive``, so both helpers watch for it while
+the upstream works, and cancel that work when it comes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+import anyio
+import httpx
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from agent_hooks.serve._errors import ProxyError
+from agent_hooks.serve._upstream import UpstreamBrokeOff, UpstreamTimeout
+
+__all__ = ["ClientGone", "StreamRelay", "log_client_gone", "unless_client_leaves"]
+
+logger = logging.getLogger("agent_hooks.serve")
+
+_T = TypeVar("_T")
+
+
+class ClientGone(Exception):
+    """The client disconnected before its answer was complete."""
+
+
+async def unless_client_leaves(receive: Receive, work: Awaitable[_T]) -> _T:
+    """``await work``, cancelled as soon as the client disconnects.
+
+    Call it once the request body has been read, so the next message can only be the disconnect.
+
+    Raises:
+        ClientGone: the client left first; ``work`` was cancelled.
+    """
+    result: list[_T] = []
+    failure: list[Exception] = []
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        try:
+            result.append(await work)
+        except Exception as exc:  # raised below, outside the group (which would wrap it)
+            failure.append(exc)
+        group.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+    if not result:
+        raise ClientGone
+    return result[0]
+
+
+def log_client_gone() -> None:
+    logger.info("client left before its answer was complete: upstream request closed")
+
+
+class StreamRelay(Response):
+    """An ASGI response that passes an upstream event stream on as it arrives.
+
+    It owns the upstream response: closed when the stream ends, breaks off, or the client leaves
+    (at once, not when the next chunk comes). ``on_chunk`` sees every chunk (to reassemble the
+    answer) and ``answer_done`` says whether the answer's last event went by. ``before_end``
+    runs when the client got the whole answer, before the response's last frame (state is
+    saved there, so a client's next turn finds it); ``after`` runs then too, once the response
+    is over. A stream that breaks off ends with one ``data: {"error": ...}`` event shaped by
+    ``error_body``; neither of the two runs then.
+    """
+
+    def __init__(
+        self,
+        answer: httpx.Response,
+        *,
+        headers: Mapping[str, str],
+        error_body: Callable[[ProxyError], dict[str, Any]],
+        on_chunk: Callable[[bytes], None] | None = None,
+        answer_done: Callable[[], bool] | None = None,
+        before_end: Callable[[], Awaitable[None]] | None = None,
+        after: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self._answer = answer
+        self.status_code = answer.status_code
+        self.background = None
+        self.init_headers(headers)
+        self._error_body = error_body
+        self._on_chunk = on_chunk
+        self._answer_done = answer_done
+        self._before_end = before_end
+        self._after = after
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        complete = False
+        try:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": self.status_code,
+                    "headers": self.raw_headers,
+                }
+            )
+            complete = await self._pump(receive, send)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._answer.aclose()
+        if complete and self._after is not None:
+            await self._after()
+
+    async def _pump(self, receive: Receive, send: Send) -> bool:
+        """Relay until the end; whether the client got the whole answer.
+
+        A client may close as soon as it has read the answer's last event (the ``openai`` client
+        does, at ``[DONE]``), so a disconnect after ``answer_done`` says so is not a loss.
+        """
+        try:
+            finished = await unless_client_leaves(
+                receive, self._relay(self._answer.aiter_bytes(), send)
+            )
+        except ClientGone:
+            finished = self._answer_done is not None and self._answer_done()
+            if not finished:
+                log_client_gone()
+        if finished and self._before_end is not None:
+            await self._before_end()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return finished
+
+    async def _relay(self, chunks: AsyncIterator[bytes], send: Send) -> bool:
+        try:
+            async for chunk in chunks:
+                if self._on_chunk is not None:
+                    self._on_chunk(chunk)
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except httpx.HTTPError as exc:
+            error: ProxyError
+            if isinstance(exc, httpx.TimeoutException):
+                error = UpstreamTimeout(f"the upstream's stream stalled ({type(exc).__name__})")
+            else:
+                error = UpstreamBrokeOff(f"the upstream's stream broke off ({type(exc).__name__})")
+            logger.warning("%s", error)
+            event = b"data: " + json.dumps(self._error_body(error)).encode() + b"\n\n"
+            await send({"type": "http.response.body", "body": event, "more_body": True})
+            return False
+        return True

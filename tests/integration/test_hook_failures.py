@@ -141,7 +141,7 @@ async def test_after_a_crash_the_next_hook_reopens_the_session(
     assert warning.getMessage().startswith(
         "hook=crasher event=on_request_start tool=flaky_crash outcome=skipped_error"
     )
-    _crashed, reopened = start_log.read_text().split()
+    _crashed, _crashed_on_retry, reopened = start_log.read_text().split()
     assert tool_pairs(result) == [("flaky_whoami", "{}", reopened)]
 
 

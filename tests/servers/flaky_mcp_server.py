@@ -6,6 +6,10 @@ While the file named by ``FLAKY_REFUSE_START`` exists, the server exits at once 
 logs ``refused`` there). ``FLAKY_MODE`` picks a misbehaviour at start: ``mute`` never answers
 the handshake (and ignores SIGTERM and the end of its stdin), ``garbage`` prints non-JSON lines
 on stdout before serving.
+
+``crash_first`` and ``held_first`` crash a shared server under a call in flight: in the first
+server of a start log, ``crash_first`` waits until a ``held_first`` call has arrived, then kills
+the server; later servers answer both at once.
 """
 
 from __future__ import annotations
@@ -31,6 +35,13 @@ from mcp.types import (
 
 server = MCPServer("flaky")
 
+_HELD_WAIT_SECONDS = 10.0
+"""How long ``crash_first`` waits for a ``held_first`` call before it crashes anyway."""
+
+_first_start = False
+"""Whether this process is the first one its start log recorded (set in :func:`main`)."""
+_held_arrived: anyio.Event | None = None
+
 
 @server.tool()
 def whoami() -> str:
@@ -54,6 +65,33 @@ def getenv(name: str) -> str:
 def crash() -> str:
     """Kills the server process in the middle of the call."""
     os._exit(3)
+
+
+def _held() -> anyio.Event:
+    global _held_arrived
+    if _held_arrived is None:
+        _held_arrived = anyio.Event()
+    return _held_arrived
+
+
+@server.tool()
+async def crash_first() -> str:
+    """First server: kills the process once a ``held_first`` call is in flight. Later: answers."""
+    if not _first_start:
+        return "survived"
+    with anyio.move_on_after(_HELD_WAIT_SECONDS):
+        await _held().wait()
+    os._exit(3)
+
+
+@server.tool()
+async def held_first() -> str:
+    """First server: stays in flight until the server dies. Later: the server's process id."""
+    if not _first_start:
+        return str(os.getpid())
+    _held().set()
+    await anyio.sleep_forever()
+    return "unreachable"
 
 
 @server.tool()
@@ -136,11 +174,14 @@ def _log_start(entry: str) -> None:
 
 
 def main() -> None:
+    global _first_start
     refuse = os.environ.get("FLAKY_REFUSE_START")
     if refuse and os.path.exists(refuse):
         _log_start("refused")
         print("flaky server refuses to start", file=sys.stderr, flush=True)
         sys.exit(4)
+    start_log = os.environ.get("FLAKY_START_LOG", "")
+    _first_start = bool(start_log) and not os.path.exists(start_log)
     _log_start(str(os.getpid()))
     print(f"flaky server starting, pid {os.getpid()}", file=sys.stderr, flush=True)
     mode = os.environ.get("FLAKY_MODE", "")

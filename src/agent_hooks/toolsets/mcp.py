@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, TypeVar, assert_never
 
+from agent_hooks._reasons import reason_for
 from agent_hooks._scrub import register_url, scrub_http_library_logs
 from agent_hooks.config.toolsets import (
     McpToolsetConfig,
@@ -53,6 +55,8 @@ if TYPE_CHECKING:
 __all__ = ["McpTool", "McpToolset", "tool_error", "tool_result_content"]
 
 _T = TypeVar("_T")
+
+logger = logging.getLogger("agent_hooks.tools.mcp")
 
 BACKING_OFF = "backing off"
 """The reason of calls refused while a toolset waits to retry a failed start."""
@@ -146,9 +150,11 @@ class McpToolset(Toolset):
                 or the server reported an error result (``is_error``).
             UsageError: the toolset was closed.
         """
-        session = await self._ready_session(final_name)
-        result = await self._request(
-            session, final_name, lambda c: c.call_tool(server_tool_name, dict(arguments))
+        result = await self._on_live_session(
+            final_name,
+            lambda session: self._request(
+                session, final_name, lambda c: c.call_tool(server_tool_name, dict(arguments))
+            ),
         )
         return tool_result_content(result, final_name)
 
@@ -159,7 +165,11 @@ class McpToolset(Toolset):
         await self._sessions.aclose()
 
     async def _listing(self, tool_name: str) -> ToolListing:
-        session = await self._ready_session(tool_name)
+        return await self._on_live_session(
+            tool_name, lambda session: self._list_on(session, tool_name)
+        )
+
+    async def _list_on(self, session: OwnedSession, tool_name: str) -> ToolListing:
         async with session.listing_lock:
             if session.listing is None:
                 found = await self._request(session, tool_name, _list_all_tools)
@@ -205,6 +215,39 @@ class McpToolset(Toolset):
             raise tool_error(tool_name, exc, timeout_seconds=self.timeout_seconds) from exc
         return session
 
+    async def _on_live_session(
+        self, tool_name: str, operation: Callable[[OwnedSession], Awaitable[_T]]
+    ) -> _T:
+        """``operation`` on this loop's session, and once more on a fresh session when the
+        server died while it was in flight.
+
+        A server shared by many hooks may be crashed by one of them; the others' requests were
+        in flight on the same connection and fail with it through no fault of their own. One
+        retry serves them from a new server (SPEC section 8). Once only: a request that itself
+        kills every server it reaches fails on its second server too. The retry runs inside the
+        caller's deadline and the toolset's timeout: a hook never waits past them for it.
+
+        Raises:
+            ToolError: as for :meth:`_ready_session` and :meth:`_request`; when the second
+                server died as well, the error of that second try.
+            UsageError: the toolset was closed.
+        """
+        try:
+            return await operation(await self._ready_session(tool_name))
+        except _ConnectionLostError as gone:
+            if self._closed:  # the toolset's close cut the request short: nothing to retry on
+                raise gone.error from gone.__cause__
+            logger.info(
+                "toolset=%s tool=%s outcome=retrying_on_a_fresh_session reason=%s",
+                self.name,
+                tool_name,
+                reason_for(gone.error),
+            )
+        try:
+            return await operation(await self._ready_session(tool_name))
+        except _ConnectionLostError as gone:
+            raise gone.error from gone.__cause__
+
     async def _request(
         self,
         session: OwnedSession,
@@ -216,6 +259,7 @@ class McpToolset(Toolset):
 
         Raises:
             ToolError: the request failed (translated by :func:`tool_error`).
+            _ConnectionLostError: the connection was lost while the request was in flight.
         """
         try:
             return await session.run(request)
@@ -225,6 +269,7 @@ class McpToolset(Toolset):
                 session.retire("call_timed_out")
             elif connection_lost(exc):
                 session.retire("connection_lost")
+                raise _ConnectionLostError(error) from exc
             raise error from exc
 
     async def _connect(self, stack: AsyncExitStack) -> Connection:
@@ -276,6 +321,15 @@ class McpToolset(Toolset):
         )
         client = ClientSession(read, write, read_timeout_seconds=self.timeout_seconds)
         return Connection(await stack.enter_async_context(client), None)
+
+
+class _ConnectionLostError(Exception):
+    """A request's connection was lost while it was in flight; carries the error to raise when
+    the request is not tried again."""
+
+    def __init__(self, error: ToolError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 _SDK_MODULES = (

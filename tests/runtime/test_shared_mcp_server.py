@@ -1,0 +1,74 @@
+"""Hooks that share one MCP server: a hook that crashes it does not take the others' calls in
+flight with it; each such call is tried once more on a fresh server, within the hook's deadline
+(SPEC section 8). Driven through the runner against the real flaky test server over stdio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agent_hooks import HookOutcome
+from agent_hooks.messages import Message
+from tests.runtime._kit import Recorder, flaky_toolset, hook, opened, run_once, starts
+
+pytestmark = pytest.mark.usefixtures("preview_on")
+
+DEADLINE = 30
+"""Seconds; bounds the whole test so a regression fails instead of hanging."""
+
+
+def tool_answers(messages: list[Message]) -> dict[str, str | None]:
+    """The content of each tool message, keyed by the function its call named."""
+    names = {
+        call.id: call.function.name for message in messages for call in message.tool_calls or ()
+    }
+    return {names[m.tool_call_id]: m.content for m in messages if m.tool_call_id in names}
+
+
+async def test_a_call_in_flight_when_a_sibling_crashes_the_server_is_served_by_a_fresh_one(
+    tmp_path: Path,
+) -> None:
+    start_log = tmp_path / "starts.log"
+    recorder = Recorder()
+    manifest = {
+        "toolsets": [flaky_toolset("flaky", start_log)],
+        "hooks": [
+            hook("crash_first", name="crasher", toolset_name="flaky", timeout_seconds=20),
+            hook("held_first", name="sibling", toolset_name="flaky", timeout_seconds=20),
+        ],
+    }
+    with anyio.fail_after(DEADLINE):
+        async with opened(manifest, observers=[recorder]) as injector:
+            run = await run_once(injector)
+    assert [(r.hook, r.outcome, r.reason) for r in run.records] == [
+        ("crasher", HookOutcome.INJECTED, None),
+        ("sibling", HookOutcome.INJECTED, None),
+    ]
+    assert recorder.records == run.records
+    crashed, fresh = starts(start_log)
+    assert tool_answers(run.messages) == {
+        "flaky_crash_first": "survived",
+        "flaky_held_first": fresh,
+    }
+    assert fresh != crashed
+
+
+async def test_a_call_that_kills_every_server_is_tried_on_two_and_then_skipped(
+    tmp_path: Path,
+) -> None:
+    start_log = tmp_path / "starts.log"
+    manifest = {
+        "toolsets": [flaky_toolset("flaky", start_log)],
+        "hooks": [hook("crash", name="crasher", toolset_name="flaky", timeout_seconds=20)],
+    }
+    with anyio.fail_after(DEADLINE):
+        async with opened(manifest) as injector:
+            run = await run_once(injector)
+    [record] = run.records
+    assert record.outcome == HookOutcome.SKIPPED_ERROR
+    assert record.reason is not None
+    assert record.reason.startswith("the MCP server closed the connection")
+    assert len(starts(start_log)) == 2
+    assert tool_answers(run.messages) == {}

@@ -111,6 +111,29 @@ def test_path_parameters_are_written_as_text_and_url_encoded(value: Any, segment
     assert rest == {"q": 1}
 
 
+@pytest.mark.parametrize("value", ["", ".", ".."])
+async def test_an_empty_or_dot_segment_path_parameter_is_a_tool_error_and_never_sent(
+    value: str, rest_server: RecordingServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PREFS_TOKEN", "Bearer t0ken")
+    async with _toolset(f"{rest_server.url}/users/ada") as toolset:
+        with pytest.raises(ToolError) as raised:
+            await _call(toolset, "user_prefs_get_preferences", user_id=value)
+    assert raised.value.reason == "path parameter 'user_id' must not be empty, '.' or '..'"
+    assert rest_server.received() == []
+
+
+async def test_a_slash_in_a_path_parameter_arrives_inside_one_encoded_segment(
+    rest_server: RecordingServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PREFS_TOKEN", "Bearer t0ken")
+    async with _toolset(rest_server.url) as toolset:
+        text = await _call(toolset, "user_prefs_get_preferences", user_id="../a/b")
+    assert json.loads(text or "")["user_id"] == "../a/b"
+    [record] = rest_server.received()
+    assert record["raw_path"] == "/users/..%2Fa%2Fb/preferences"
+
+
 def test_one_app_serves_requests_run_in_separate_event_loops(rest_server: RecordingServer) -> None:
     """A host may call ``asyncio.run`` per request with one long-lived toolset."""
     toolset = _toolset(rest_server.url, headers={})

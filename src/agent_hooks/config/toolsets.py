@@ -159,7 +159,9 @@ class RestToolConfig(StrictModel):
     """HTTP method. Arguments not used in the path go to the query (GET, DELETE) or JSON body."""
 
     path: str = Field(examples=["/users/{user_id}/preferences"])
-    """Path under ``base_url``; ``{param}`` placeholders are filled from the arguments."""
+    """Path under ``base_url``; each ``{param}`` placeholder is filled from the argument of that
+    name as one percent-encoded segment (``/`` becomes ``%2F``); an empty, ``.`` or ``..`` value
+    is a tool error, so an argument never leads the request to another endpoint."""
 
     description: str = Field(default="", examples=["The user's language, tone and units."])
     """What the tool does, for the model."""

@@ -1,6 +1,8 @@
 """REST endpoints as tools (``rest-api`` toolsets).
 
-A tool's ``{param}`` placeholders are filled from the arguments (URL-encoded); the remaining
+A tool's ``{param}`` placeholders are filled from the arguments, each percent-encoded as one path
+segment (a ``/`` in a value is ``%2F``; an empty, ``.`` or ``..`` value is refused, so a templated
+value can never lead the request to another endpoint with the toolset's headers); the remaining
 arguments go to the query string (GET, DELETE) or a JSON body (POST, PUT, PATCH). The response
 body text is the result (its start, when the body is longer than the call's byte bound). Headers
 are resolved at call time, so ``{"env": "NAME"}`` values follow the environment and never sit in a
@@ -27,6 +29,9 @@ __all__ = ["RestApiToolset", "RestTool", "fill_path"]
 
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 _QUERY_METHODS = frozenset({"GET", "DELETE"})
+_NOT_A_SEGMENT = frozenset({"", ".", ".."})
+"""Values that percent-encoding leaves as they are and that move a URL's path (RFC 3986 dot
+segments) or merge two of its segments."""
 
 
 class RestTool(StagedBaseTool):
@@ -89,18 +94,23 @@ class RestApiToolset(HttpToolset):
 def fill_path(
     template: str, arguments: Mapping[str, Any], *, tool_name: str
 ) -> tuple[str, dict[str, Any]]:
-    """``template`` with each ``{param}`` replaced by its URL-encoded argument, and the
-    arguments the path did not use.
+    """``template`` with each ``{param}`` replaced by its argument as one percent-encoded path
+    segment, and the arguments the path did not use.
 
     Raises:
-        ToolError: an argument named by a placeholder is missing.
+        ToolError: an argument named by a placeholder is missing, or it is empty, ``.`` or
+            ``..`` (the reason names the parameter, never the value).
     """
     names = _PLACEHOLDER.findall(template)
     missing = [name for name in names if name not in arguments]
     if missing:
         reason = f"missing path parameter {quoted_list(missing)} for {template!r}"
         raise ToolError(tool_name, reason)
-    path = _PLACEHOLDER.sub(lambda m: quote(_as_text(arguments[m.group(1)]), safe=""), template)
+    segments = {name: _as_text(arguments[name]) for name in names}
+    for name, segment in segments.items():
+        if segment in _NOT_A_SEGMENT:
+            raise ToolError(tool_name, f"path parameter {name!r} must not be empty, '.' or '..'")
+    path = _PLACEHOLDER.sub(lambda m: quote(segments[m.group(1)], safe=""), template)
     rest = {key: value for key, value in arguments.items() if key not in names}
     return path, rest
 

@@ -139,6 +139,12 @@ async def echo_secrets(request: Request) -> Response:
     return PlainTextResponse(f"denied {quoted} for {request.url}", status_code=401)
 
 
+async def echo_headers(request: Request) -> Response:
+    """A 200 that reflects every request header, as a careless debugging endpoint does."""
+    await _record(request)
+    return JSONResponse(dict(request.headers))
+
+
 async def preferences(request: Request) -> Response:
     await _record(request)
     user = request.path_params.get("user_id", request.query_params.get("user_id", "current"))
@@ -214,6 +220,7 @@ REST_ROUTES = [
     Route("/drip", drip),
     Route("/loop", loop),
     Route("/echo-secrets", echo_secrets),
+    Route("/echo-headers", echo_headers),
 ]
 CHAT_ROUTES = [
     Route("/openai/deployments/{deployment}/chat/completions", chat_completions, methods=["POST"]),

@@ -1,16 +1,22 @@
-"""The wrapper every resolved tool runs behind: the toolset's time limit and fallback.
+"""The wrapper every resolved tool runs behind: the toolset's time limit and fallback, and the
+scrubbing of our own secrets out of what the tool answers.
 
 A wrapper, not a subclass: it forwards one call to the tool's own :meth:`StagedBaseTool.invoke`
 (which reports the tool's stage and applies the tool's own fallback once), and adds only what the
-toolset configures around it.
+toolset configures around it. Every tool result a hook can inject comes out of
+:meth:`GuardedTool.call`, so that is where secrets are scrubbed from results, once (SPEC
+section 9): a tool that reflects its request (an API echoing its headers, a server quoting its
+environment) never hands our credentials to the model or to the stored history.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from agent_hooks._scrub import scrub
 from agent_hooks.errors import ToolTimeoutError
 from agent_hooks.tools import FallbackProcessor, StagedBaseTool, StageLevel, ToolCallResult
 
@@ -42,24 +48,28 @@ class GuardedTool:
         tool_call_id: str,
         stage_level: StageLevel = StageLevel.HIDDEN,
     ) -> ToolCallResult:
-        """Run the tool once within ``timeout_seconds``.
+        """Run the tool once within ``timeout_seconds``; registered secrets in its content
+        (:func:`agent_hooks._scrub.scrub`) are replaced by ``***``.
 
         Raises:
             ToolTimeoutError: the tool did not finish in time (and no fallback handles it).
             Exception: whatever the tool raised that no fallback handles.
         """
         try:
-            return await self._call(arguments, tool_call_id, stage_level)
+            result = await self._call(arguments, tool_call_id, stage_level)
         except Exception as exc:
             if self.fallback is None:
                 raise
             content = self.fallback.process(self.name, exc)
-            return ToolCallResult(
+            result = ToolCallResult(
                 tool_call_id=tool_call_id,
                 content=content,
                 tool_name=self.name,
                 from_fallback=True,
             )
+        if not isinstance(result.content, str):  # None, or a host tool's mistake the runner names
+            return result
+        return dataclasses.replace(result, content=scrub(result.content))
 
     async def execute(self, arguments: Mapping[str, Any]) -> str | None:
         """The content of one guarded call (for direct use outside hooks)."""

@@ -25,7 +25,11 @@ from agent_hooks.config._base import StrictModel, whole_float_to_int
 from agent_hooks.config._preview import FeatureSettings, PreviewField, is_preview_field
 from agent_hooks.config._schema import strip_preview_fields
 from agent_hooks.config.diagnostics._jsontext import parse_json_text
-from agent_hooks.config.diagnostics._references import reference_errors
+from agent_hooks.config.diagnostics._references import (
+    REFERENCE_ERROR_TYPE,
+    raw_reference_errors,
+    reference_errors,
+)
 from agent_hooks.config.diagnostics._validation_errors import issues_from_validation_error
 from agent_hooks.config.hooks import HookConfig
 from agent_hooks.config.toolsets import ToolsetConfig
@@ -154,7 +158,7 @@ class ApplicationConfig(StrictModel):
         try:
             return cls.model_validate(data, context=context)
         except ValidationError as exc:
-            raise ConfigError(issues_from_validation_error(exc, data, cls), source=source) from exc
+            raise ConfigError(_all_issues(exc, data, context), source=source) from exc
 
     @classmethod
     def from_text(
@@ -189,6 +193,39 @@ class ApplicationConfig(StrictModel):
                 [ConfigIssue("$", f"file is not UTF-8 text (byte {exc.start})")], source=source
             ) from exc
         return cls.from_text(text, preview=preview, source=source)
+
+
+def _all_issues(
+    exc: ValidationError, data: dict[str, Any], context: Mapping[str, Any] | None
+) -> list[ConfigIssue]:
+    """Every error of a manifest at once (SPEC section 7), in manifest order.
+
+    pydantic reports shape and template errors together, but runs the cross-reference check only
+    on a manifest whose fields all validated; so when some did not, the references are checked
+    here on the decoded data, and an author never fixes one error only to meet another.
+    """
+    issues = issues_from_validation_error(exc, data, ApplicationConfig)
+    if not any(error["type"] == REFERENCE_ERROR_TYPE for error in exc.errors()):
+        references = raw_reference_errors(data, hooks=_preview_enabled(context))
+        if references:
+            more = ValidationError.from_exception_data(ApplicationConfig.__name__, references)
+            issues += issues_from_validation_error(more, data, ApplicationConfig)
+    return sorted(issues, key=_manifest_order)
+
+
+_SECTION_ORDER = {name: rank for rank, name in enumerate(ApplicationConfig.model_fields)}
+
+
+def _manifest_order(issue: ConfigIssue) -> tuple[int, int]:
+    """Issues by top-level field (in the model's order) and element index; the sort is stable,
+    so the issues of one element keep the order they were found in."""
+    section, _, rest = issue.path.partition("[")
+    section = section.split(".", 1)[0]
+    index = rest.split("]", 1)[0]
+    return (
+        _SECTION_ORDER.get(section, len(_SECTION_ORDER)),
+        int(index) if index.isdigit() else -1,
+    )
 
 
 def _preview_enabled(context: Any) -> bool:

@@ -127,3 +127,49 @@ def test_declared_rest_and_deployment_tools_must_fit_the_64_character_limit() ->
         f"toolsets[1].tools[0].name: final tool name {'S' * 65!r} is 65 characters;"
         " the limit is 64",
     ]
+
+
+def test_references_are_checked_alongside_errors_elsewhere_in_the_manifest() -> None:
+    long_tool = "t" * 70
+    tools = [{"name": long_tool, "path": 7}]
+    api = {"type": "rest-api", "name": "api", "base_url": "http://api", "tools": tools}
+    assert errors(
+        [{**CLOCK, "name": "kb", "timeout_seconds": 0}, mcp("kb"), api],
+        [hook(name="a", condition="${"), hook(name="a", toolset_name="kb2")],
+    ) == [
+        "toolsets[0].timeout_seconds: must be greater than 0",
+        "toolsets[1].name: duplicate toolset name 'kb' (first used at toolsets[0])",
+        "toolsets[2].tools[0].path: must be a string, got 7",
+        f"toolsets[2].tools[0].name: final tool name 'api_{long_tool}' is 74 characters;"
+        " the limit is 64",
+        "hooks[0].condition: invalid JSON-e expression: unexpected character '$' in '${'",
+        "hooks[1].name: duplicate hook name 'a' (first used at hooks[0])",
+        "hooks[1].toolset_name: no toolset named 'kb2'; did you mean 'kb'?"
+        " (declared toolsets: 'kb', 'api')",
+    ]
+
+
+@pytest.mark.parametrize(
+    "toolsets",
+    [
+        {"not": "an array"},
+        [CLOCK, {"type": "internal", "tools": []}],
+        [CLOCK, {"type": "internal", "name": 7}],
+        [CLOCK, "clock"],
+    ],
+    ids=["toolsets not an array", "a name missing", "a name not a string", "not an object"],
+)
+def test_toolset_name_is_not_judged_while_a_toolset_name_is_unreadable(toolsets: Any) -> None:
+    found = errors(toolsets, [hook(toolset_name="notes")])
+    assert found
+    assert not any("toolset_name" in line for line in found)
+
+
+def test_hooks_ignored_with_preview_off_are_not_cross_checked() -> None:
+    manifest = {"toolsets": [CLOCK, {**CLOCK, "timeout_seconds": 0}], "hooks": [hook(name=1)]}
+    with pytest.raises(ConfigError) as raised:
+        ApplicationConfig.from_dict(manifest, preview=False)
+    assert [str(issue) for issue in raised.value.issues] == [
+        "toolsets[1].timeout_seconds: must be greater than 0",
+        "toolsets[1].name: duplicate toolset name 'clock' (first used at toolsets[0])",
+    ]

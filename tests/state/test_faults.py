@@ -15,7 +15,8 @@ import anyio
 import pytest
 
 from agent_hooks.state import open_store
-from agent_hooks.state._store import CALL_TIMEOUT_SECONDS
+from agent_hooks.state._redis import RedisStore
+from agent_hooks.state._store import CALL_TIMEOUT_SECONDS, PAUSE_SECONDS
 from tests.serve.test_conversation import pair
 from tests.servers.redis import RedisServer, blackholed_port
 
@@ -28,32 +29,50 @@ def state_errors(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == "agent_hooks.state"]
 
 
-async def test_a_blackholed_redis_costs_each_call_at_most_two_seconds(
+class Clock:
+    """A monotonic clock the test moves, for the pause after a failure."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_blackholed_redis_costs_one_call_two_seconds_and_the_next_nothing(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     failures: list[None] = []
+    clock = Clock()
     with blackholed_port() as port:
-        store = open_store(f"redis://127.0.0.1:{port}/0", on_error=lambda: failures.append(None))
+        url = f"redis://127.0.0.1:{port}/0"
+        store = RedisStore(url, on_error=lambda: failures.append(None), monotonic=clock)
         with anyio.fail_after(BOUND):
             assert await store.load("c1", tenant="t") == []
-        with anyio.fail_after(BOUND):
+        with anyio.fail_after(0.5):  # paused: the backend is not asked
+            await store.save("c1", PAIRS, tenant="t")
+            assert await store.load("c1", tenant="t") == []
+        clock.now += PAUSE_SECONDS
+        with anyio.fail_after(BOUND):  # after the pause it is asked again
             await store.save("c1", PAIRS, tenant="t")
         await store.aclose()
-    assert len(failures) == 2
+    assert len(failures) == 4
     errors = state_errors(caplog)
     assert len(errors) == 2
-    assert all("redis store" in line for line in errors)
+    assert all("redis store: no answer within 2 s" in line for line in errors)
 
 
 async def test_a_redis_down_at_start_serves_state_once_it_answers(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     server = RedisServer(tmp_path)
-    store = open_store(server.url)
+    clock = Clock()
+    store = RedisStore(server.url, monotonic=clock)
     with anyio.fail_after(BOUND):
         await store.save("c1", PAIRS, tenant="t")  # nobody listens yet
     assert len(state_errors(caplog)) == 1
     server.start()
+    clock.now += PAUSE_SECONDS
     try:
         await store.save("c1", PAIRS, tenant="t")
         assert await store.load("c1", tenant="t") == PAIRS
@@ -61,6 +80,7 @@ async def test_a_redis_down_at_start_serves_state_once_it_answers(
         with anyio.fail_after(BOUND):
             assert await store.load("c1", tenant="t") == []
         server.start()  # a new, empty server on the same port: the client reconnects
+        clock.now += PAUSE_SECONDS
         assert await store.load("c1", tenant="t") == []
         await store.save("c1", PAIRS, tenant="t")
         assert await store.load("c1", tenant="t") == PAIRS
@@ -96,7 +116,7 @@ async def test_a_sqlite_file_that_cannot_come_back_costs_the_state_only(
     assert await store.load("c1", tenant="t") == []
     await store.save("c1", PAIRS, tenant="t")
     await store.aclose()
-    assert sum("sqlite store" in line for line in state_errors(caplog)) == 2
+    assert sum("sqlite store" in line for line in state_errors(caplog)) == 1  # then paused
 
 
 def test_a_disk_that_refuses_writes_never_kills_the_process(tmp_path: Path) -> None:
@@ -115,6 +135,7 @@ def test_a_disk_that_refuses_writes_never_kills_the_process(tmp_path: Path) -> N
             resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
             failures = 0
             for n in range(50):
+                store._paused_until = float("-inf")  # ask the disk every time
                 await store.save(f"c{{n}}", [pair("kb", "y" * 5000)], tenant="t")
                 if await store.load(f"c{{n}}", tenant="t") == []:
                     failures += 1

@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from injector import Injector
 from starlette.applications import Starlette
@@ -26,6 +26,7 @@ from agent_hooks.config import ApplicationConfig
 from agent_hooks.serve._dialects import CHAT
 from agent_hooks.serve._errors import BadRequest
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES
+from agent_hooks.serve._metrics import CONTENT_TYPE_LATEST, Metrics
 from agent_hooks.serve._proxy import HooksProxy, error_response
 from agent_hooks.serve._upstream import UpstreamClient
 from agent_hooks.state import ConversationStore
@@ -54,6 +55,8 @@ class ServeSettings:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     hooks: bool = True
     """``False`` while preview features are off: requests are forwarded without hooks."""
+    metrics: Metrics = field(default_factory=Metrics)
+    """Served at ``GET /metrics``; the store's ``on_error`` counts into it too."""
 
 
 def create_app(settings: ServeSettings) -> Starlette:
@@ -82,6 +85,7 @@ def create_app(settings: ServeSettings) -> Starlette:
                 ),
                 tenant_header=settings.tenant_header,
                 max_body_bytes=settings.max_body_bytes,
+                metrics=settings.metrics,
             )
             logger.info(
                 "ready upstream=%s state=%s",
@@ -94,8 +98,13 @@ def create_app(settings: ServeSettings) -> Starlette:
         proxy: HooksProxy = request.app.state.proxy
         return await proxy.handle(request, CHAT, deployment=request.path_params.get("name"))
 
-    async def healthz(_: Request) -> Response:
+    async def healthz(request: Request) -> Response:
+        request.state.route = "healthz"
         return JSONResponse({"status": "ok"})
+
+    async def metrics(request: Request) -> Response:
+        request.state.route = "metrics"
+        return Response(settings.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
     app = Starlette(
         routes=[
@@ -104,11 +113,12 @@ def create_app(settings: ServeSettings) -> Starlette:
                 "/openai/deployments/{name}/chat/completions", chat_completions, methods=["POST"]
             ),
             Route("/healthz", healthz, methods=["GET"]),
+            Route("/metrics", metrics, methods=["GET"]),
         ],
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_error},
     )
-    app.add_middleware(AccessLog)
+    app.add_middleware(AccessLog, metrics=settings.metrics)
     return app
 
 
@@ -119,10 +129,13 @@ async def _http_error(_: Request, exc: Exception) -> Response:
 
 
 class AccessLog:
-    """One line per request when its last byte is sent: no bodies, no headers, no secrets."""
+    """One line per request when its last byte is sent, and its count and duration in the
+    metrics under its route's label (``other`` for unknown paths): no bodies, no headers, no
+    secrets, no ids."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, *, metrics: Metrics) -> None:
         self.app = app
+        self.metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -135,13 +148,16 @@ class AccessLog:
         def log() -> None:
             nonlocal logged
             logged = True
-            hooks = scope.get("state", {}).get("hooks", "-")
+            state = scope.get("state", {})
+            hooks = state.get("hooks", "-")
+            seconds = time.perf_counter() - started
+            self.metrics.request(state.get("route", "other"), status, seconds)
             logger.info(
                 "request method=%s path=%s status=%d latency_ms=%.1f hooks=%s",
                 scope["method"],
                 scope["path"],
                 status,
-                (time.perf_counter() - started) * 1000,
+                seconds * 1000,
                 hooks,
             )
 

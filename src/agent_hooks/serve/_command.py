@@ -107,17 +107,21 @@ def run_serve(args: argparse.Namespace) -> int:
     from agent_hooks import create_injector
     from agent_hooks.config import ApplicationConfig, FeatureSettings
     from agent_hooks.serve._app import ServeSettings, create_app
+    from agent_hooks.serve._descriptors import install_descriptor_filter
+    from agent_hooks.serve._metrics import Metrics
     from agent_hooks.state import open_store
 
     install_scrubbing(logging.getLogger())  # every handler: ours, uvicorn's, the libraries'
     scrub_http_library_logs()
+    install_descriptor_filter(logging.getLogger())
     config = ApplicationConfig.from_file(args.manifest, preview=True)  # bad hooks exit 2 anyway
     hooks = FeatureSettings().enable_preview_features
     if not hooks:
         config = ApplicationConfig.from_file(args.manifest)  # warns that the hooks are ignored
     injector = create_injector(config, preview=hooks)  # configuration errors surface now
+    metrics = Metrics()
     try:
-        store = open_store(args.state)
+        store = open_store(args.state, on_error=metrics.state_error)
     except (ValueError, OSError) as exc:
         return _startup_failed(str(exc))
     settings = ServeSettings(
@@ -130,6 +134,7 @@ def run_serve(args: argparse.Namespace) -> int:
         tenant_header=args.tenant_header,
         max_body_bytes=args.max_body_bytes,
         hooks=hooks,
+        metrics=metrics,
     )
     try:
         listening = _listen(args.host, args.port)

@@ -27,6 +27,7 @@ from agent_hooks.serve._conversation import (
 from agent_hooks.serve._dialects import CHAT, Dialect, ParsedRequest, RenderContext
 from agent_hooks.serve._errors import ProxyError
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES, check_conversation_header, read_body
+from agent_hooks.serve._metrics import Metrics
 from agent_hooks.serve._relay import (
     ClientGone,
     StreamRelay,
@@ -80,6 +81,7 @@ class HooksProxy:
         has_completion_hooks: bool,
         tenant_header: str | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        metrics: Metrics | None = None,
     ) -> None:
         self._runner = runner
         self._store = store
@@ -87,11 +89,13 @@ class HooksProxy:
         self._has_completion_hooks = has_completion_hooks and runner is not None
         self._tenant_header = tenant_header
         self._max_body_bytes = max_body_bytes
+        self._metrics = metrics or Metrics()
 
     async def handle(
         self, request: Request, dialect: Dialect, *, deployment: str | None = None
     ) -> Response:
         """The answer to one request; every refusal and failure in the dialect's error shape."""
+        request.state.route = dialect.name
         try:
             return await self._handle(request, dialect, deployment)
         except ProxyError as exc:
@@ -155,8 +159,10 @@ class HooksProxy:
         try:
             run = await self._runner.run(HookEvent.ON_REQUEST_START, messages, request=context)
         except HookFailedError as exc:
+            self._metrics.hooks(exc.run.records)
             request.state.hooks = _outcomes(exc.run.records)
             raise HookFailed(str(exc)) from exc
+        self._metrics.hooks(run.records)
         request.state.hooks = _outcomes(run.records)
         return [message.to_openai() for message in run.messages]
 
@@ -197,11 +203,14 @@ class HooksProxy:
         """``on_completion`` hooks, after the answer went out: failures can only be logged."""
         assert self._runner is not None  # completion hooks are collected only with a runner
         try:
-            await self._runner.run(
+            run = await self._runner.run(
                 HookEvent.ON_COMPLETION, history, request=context, completion=_COMPLETION_FACTS
             )
         except HookFailedError as exc:
+            self._metrics.hooks(exc.run.records)
             logger.error("on_completion hook failed after the answer was sent: %s", exc)
+        else:
+            self._metrics.hooks(run.records)
 
 
 def _hook_context(parsed: ParsedRequest, conversation: str | None) -> dict[str, str]:

@@ -7,6 +7,7 @@ store's 2 s bound; the client reconnects by itself once the server answers again
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from redis.asyncio import Redis
@@ -30,8 +31,14 @@ class RedisStore(ConversationStore):
     """Conversations in Redis; the client connects on first use, so a Redis that is down at
     start only costs state until it answers."""
 
-    def __init__(self, url: str, *, on_error: Callable[[], None] | None = None) -> None:
-        super().__init__(name="redis store", on_error=on_error)
+    def __init__(
+        self,
+        url: str,
+        *,
+        on_error: Callable[[], None] | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(name="redis store", on_error=on_error, monotonic=monotonic)
         self._client: Redis = Redis.from_url(
             url,
             socket_timeout=CALL_TIMEOUT_SECONDS,

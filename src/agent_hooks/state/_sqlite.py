@@ -61,8 +61,9 @@ class SqliteStore(ConversationStore):
         *,
         clock: Callable[[], float] = time.time,
         on_error: Callable[[], None] | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(name=f"sqlite store {path}", on_error=on_error)
+        super().__init__(name=f"sqlite store {path}", on_error=on_error, monotonic=monotonic)
         self.path = path
         self._clock = clock
         self._lock = threading.Lock()

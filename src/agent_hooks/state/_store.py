@@ -12,9 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TypeVar
 
 import anyio
 
@@ -24,6 +25,7 @@ from agent_hooks.injection._ids import parse_call_id
 __all__ = [
     "CALL_TIMEOUT_SECONDS",
     "MAX_PAIRS",
+    "PAUSE_SECONDS",
     "STATE_TTL_SECONDS",
     "ConversationStore",
     "Pair",
@@ -43,11 +45,16 @@ CALL_TIMEOUT_SECONDS = 2.0
 MAX_PAIRS = 64
 """Pairs kept per conversation; the oldest go first (SPEC 12.1)."""
 
+PAUSE_SECONDS = 5.0
+"""How long a backend that failed is left alone before it is asked again."""
+
 Pair = tuple[dict[str, Any], dict[str, Any]]
 """A synthetic pair in OpenAI chat format: the assistant message with its one tool call, then the
 tool message answering it."""
 
 _NO_TENANT = "-"
+
+_T = TypeVar("_T")
 
 
 class StateError(Exception):
@@ -86,23 +93,36 @@ class ConversationStore(ABC):
     the pairs and restarts the conversation's seven-day expiry. Neither ever raises for a store
     failure nor takes longer than :data:`CALL_TIMEOUT_SECONDS`: the failure is logged at ERROR
     (one line) and reported to ``on_error``, and the caller goes on without state.
+
+    A backend that failed is not asked again for :data:`PAUSE_SECONDS`: calls in that window
+    fail at once (reported to ``on_error``, not logged again). So a blackholed server costs one
+    request its 2 s and the others nothing, and a down one writes an ERROR line per pause, not
+    one per call; the first call after the pause tries again.
     """
 
-    def __init__(self, *, name: str, on_error: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        name: str,
+        on_error: Callable[[], None] | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._name = name
         self._on_error = on_error
+        self._monotonic = monotonic
+        self._paused_until = float("-inf")
         self._closed = False
 
     async def load(self, conversation_id: str, *, tenant: str | None) -> list[Pair]:
         """The stored pairs of ``tenant``'s conversation, oldest first; ``[]`` on any failure."""
         self._check_open()
-        key = state_key(tenant, conversation_id)
+        text = await self._call(self._read(state_key(tenant, conversation_id)), "not loaded")
+        if text is None:
+            return []
         try:
-            with anyio.fail_after(CALL_TIMEOUT_SECONDS):
-                text = await self._read(key)
-            return [] if text is None else _decode(text)
-        except (StateError, TimeoutError) as exc:
-            self._failed("conversation state unavailable, serving without it", exc)
+            return _decode(text)
+        except StateError as exc:
+            self._report(f"conversation state not loaded: {self._name}: {exc}")
             return []
 
     async def save(
@@ -111,11 +131,7 @@ class ConversationStore(ABC):
         """Keep :func:`retained_pairs` of ``pairs`` as the conversation's state."""
         self._check_open()
         text = _encode(retained_pairs(pairs))
-        try:
-            with anyio.fail_after(CALL_TIMEOUT_SECONDS):
-                await self._write(state_key(tenant, conversation_id), text)
-        except (StateError, TimeoutError) as exc:
-            self._failed("conversation state not saved", exc)
+        await self._call(self._write(state_key(tenant, conversation_id), text), "not saved")
 
     async def aclose(self) -> None:
         """Release the connection; safe to call twice. The host that opened the store closes it."""
@@ -146,9 +162,27 @@ class ConversationStore(ABC):
         if self._closed:
             raise RuntimeError(f"the conversation store {self._name} is closed")
 
-    def _failed(self, what: str, exc: Exception) -> None:
-        reason = "no answer within 2 s" if isinstance(exc, TimeoutError) else str(exc)
-        logger.error("%s: %s: %s", what, self._name, scrub(reason))
+    async def _call(self, work: Coroutine[Any, Any, _T], what: str) -> _T | None:
+        """``work``'s result, or ``None`` when the backend failed, timed out or is paused."""
+        if self._monotonic() < self._paused_until:
+            work.close()  # never started: the backend is not asked while paused
+            if self._on_error is not None:
+                self._on_error()
+            return None
+        try:
+            with anyio.fail_after(CALL_TIMEOUT_SECONDS):
+                return await work
+        except (StateError, TimeoutError) as exc:
+            self._paused_until = self._monotonic() + PAUSE_SECONDS
+            reason = "no answer within 2 s" if isinstance(exc, TimeoutError) else str(exc)
+            self._report(
+                f"conversation state {what}: {self._name}: {reason};"
+                f" serving without state for {PAUSE_SECONDS:g} s"
+            )
+            return None
+
+    def _report(self, line: str) -> None:
+        logger.error("%s", scrub(line))
         if self._on_error is not None:
             self._on_error()
 

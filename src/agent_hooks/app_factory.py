@@ -17,12 +17,8 @@ from agent_hooks.config import ApplicationConfig, FeatureSettings, SigningSettin
 from agent_hooks.injection import MessagesTransformer
 from agent_hooks.injection._trust import SigningKeys
 from agent_hooks.runtime import HookObserver, HookRunner, PreparedHook
-from agent_hooks.tools import (
-    NullStageReporter,
-    StagedBaseTool,
-    StageReporter,
-    ToolCallResultEnricher,
-)
+from agent_hooks.tools import StagedBaseTool, ToolCallResultEnricher
+from agent_hooks.tools._stages import NullStageReporter, StageReporter
 from agent_hooks.toolsets import CurrentTimeTool, ToolOverrides, ToolRegistry, build_toolsets
 
 __all__ = ["AppModule", "ClockModule", "aclose_app", "create_injector", "open_app"]
@@ -37,7 +33,7 @@ class AppModule(Module):
     """Binds the manifest, the app clock, the built-in tools, the toolset registry and the runner.
 
     Hosts override any of these from their own modules (passed after this one): a fixed
-    :class:`~agent_hooks.clock.Clock`, a :class:`~agent_hooks.tools.StageReporter`, more
+    :class:`~agent_hooks.clock.Clock`, a :class:`~agent_hooks.tools._stages.StageReporter`, more
     ``list[StagedBaseTool]``, ``list[ToolCallResultEnricher]`` or ``list[HookObserver]``
     entries, :class:`~agent_hooks.toolsets.ToolOverrides` (the test kit's seam).
     """

@@ -9,13 +9,8 @@ from typing import Any
 import pytest
 
 from agent_hooks.errors import ToolError
-from agent_hooks.tools import (
-    ErrorMessageStrategy,
-    FallbackProcessor,
-    StagedBaseTool,
-    StageLevel,
-    ToolCallResult,
-)
+from agent_hooks.tools import ErrorMessageStrategy, StagedBaseTool, StageLevel, ToolCallResult
+from agent_hooks.tools._fallback import FallbackProcessor
 from tests._support import ScriptedTool
 
 

@@ -25,15 +25,10 @@ from referencing.exceptions import Unresolvable
 
 from agent_hooks._toolnames import sanitize_toolname
 from agent_hooks.app_factory import open_app
-from agent_hooks.config import (
-    ApplicationConfig,
-    ToolCallHookConfig,
-    clip,
-    did_you_mean,
-    format_path,
-    is_templated,
-    quoted_list,
-)
+from agent_hooks.config import ApplicationConfig, ToolCallHookConfig
+from agent_hooks.config.diagnostics._suggest import clip, did_you_mean, quoted_list
+from agent_hooks.config.diagnostics._template_checks import is_templated
+from agent_hooks.config.diagnostics._validation_errors import format_path
 from agent_hooks.errors import ConfigIssue, ToolError
 from agent_hooks.tools import StagedBaseTool
 from agent_hooks.toolsets import ToolRegistry, Toolset

@@ -11,7 +11,9 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from agent_hooks.config import clip, issues_from_validation_error, parse_json_text
+from agent_hooks.config.diagnostics._jsontext import parse_json_text
+from agent_hooks.config.diagnostics._suggest import clip
+from agent_hooks.config.diagnostics._validation_errors import issues_from_validation_error
 from agent_hooks.errors import ConfigError, ConfigIssue
 from agent_hooks.messages import Message
 

@@ -32,13 +32,9 @@ from agent_hooks.cli._inputs import (
 )
 from agent_hooks.cli._logging import stderr_logging
 from agent_hooks.clock import FixedClock
-from agent_hooks.config import (
-    ApplicationConfig,
-    FeatureSettings,
-    HookEvent,
-    clip,
-    reference_warnings,
-)
+from agent_hooks.config import ApplicationConfig, FeatureSettings, HookEvent
+from agent_hooks.config.diagnostics._references import reference_warnings
+from agent_hooks.config.diagnostics._suggest import clip
 from agent_hooks.errors import AgentHooksError, ConfigError, ConfigIssue
 from agent_hooks.messages import Message
 from agent_hooks.runtime import HookFailedError, HookRun, HookRunner, HookRunRecord

@@ -10,7 +10,8 @@ from abc import ABC, abstractmethod
 from types import TracebackType
 from typing import Self
 
-from agent_hooks.tools import FallbackProcessor, StagedBaseTool
+from agent_hooks.tools import StagedBaseTool
+from agent_hooks.tools._fallback import FallbackProcessor
 
 __all__ = ["Toolset"]
 

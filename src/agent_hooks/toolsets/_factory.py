@@ -14,7 +14,8 @@ from agent_hooks.config.toolsets import (
     ToolsetConfig,
 )
 from agent_hooks.errors import ConfigError, ConfigIssue
-from agent_hooks.tools import ErrorMessageStrategy, FallbackProcessor, StagedBaseTool
+from agent_hooks.tools import ErrorMessageStrategy, StagedBaseTool
+from agent_hooks.tools._fallback import FallbackProcessor
 from agent_hooks.toolsets._base import Toolset
 from agent_hooks.toolsets.deployment import DeploymentToolset
 from agent_hooks.toolsets.internal import InternalToolset

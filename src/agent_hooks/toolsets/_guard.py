@@ -18,7 +18,8 @@ from typing import Any
 
 from agent_hooks._scrub import scrub
 from agent_hooks.errors import ToolTimeoutError
-from agent_hooks.tools import FallbackProcessor, StagedBaseTool, StageLevel, ToolCallResult
+from agent_hooks.tools import StagedBaseTool, StageLevel, ToolCallResult
+from agent_hooks.tools._fallback import FallbackProcessor
 
 __all__ = ["GuardedTool"]
 

@@ -27,7 +27,8 @@ from urllib.parse import urlsplit
 
 from agent_hooks._scrub import scrub, scrub_http_library_logs, scrubbing_filter
 from agent_hooks.errors import ToolError, ToolTimeoutError, UsageError
-from agent_hooks.tools import StagedBaseTool, current_call_context
+from agent_hooks.tools import StagedBaseTool
+from agent_hooks.tools._call_context import current_call_context
 from agent_hooks.toolsets._base import Toolset
 
 if TYPE_CHECKING:  # httpx is imported when a toolset first makes a call, not at start-up

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from agent_hooks.errors import ToolError, ToolTimeoutError
-from agent_hooks.tools import note
+from agent_hooks.tools._call_context import note
 from agent_hooks.toolsets._mcp_session import SessionClosedError, first_error
 
 if TYPE_CHECKING:

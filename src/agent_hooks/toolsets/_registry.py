@@ -21,7 +21,8 @@ from typing import Any, Self
 from agent_hooks._toolnames import sanitize_toolname
 from agent_hooks.config.toolsets import DEFAULT_TIMEOUT_SECONDS
 from agent_hooks.errors import ToolError, ToolNotFoundError, UsageError
-from agent_hooks.tools import FallbackProcessor, StagedBaseTool
+from agent_hooks.tools import StagedBaseTool
+from agent_hooks.tools._fallback import FallbackProcessor
 from agent_hooks.toolsets._base import Toolset
 from agent_hooks.toolsets._guard import GuardedTool
 from agent_hooks.toolsets.internal import InternalToolset

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent_hooks.clock import Clock
-from agent_hooks.config import did_you_mean, quoted_list
+from agent_hooks.config.diagnostics._suggest import did_you_mean, quoted_list
 from agent_hooks.config.toolsets import InternalToolsetConfig
 from agent_hooks.errors import ConfigError, ConfigIssue
 from agent_hooks.tools import StagedBaseTool

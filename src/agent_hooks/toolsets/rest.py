@@ -18,10 +18,11 @@ from typing import Any
 from urllib.parse import quote
 
 from agent_hooks._scrub import register_url
-from agent_hooks.config import quoted_list
+from agent_hooks.config.diagnostics._suggest import quoted_list
 from agent_hooks.config.toolsets import RestApiToolsetConfig, RestToolConfig, SecretValue
 from agent_hooks.errors import ToolError
-from agent_hooks.tools import StagedBaseTool, current_call_context, note, sanitize_toolname
+from agent_hooks.tools import StagedBaseTool, sanitize_toolname
+from agent_hooks.tools._call_context import current_call_context, note
 from agent_hooks.toolsets._http import HttpToolset, ToolHttpClient
 from agent_hooks.toolsets._secrets import resolve_secrets
 

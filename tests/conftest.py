@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
+
+PUBLISHED_SCHEMA = Path(__file__).resolve().parents[1] / "generated-app-schema.json"
 
 
 @pytest.fixture
@@ -13,3 +19,10 @@ def preview_on(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def preview_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ENABLE_PREVIEW_FEATURES", "false")
+
+
+@pytest.fixture(scope="session")
+def published() -> dict[str, Any]:
+    """The committed manifest schema, ``generated-app-schema.json``, as editors read it."""
+    schema: dict[str, Any] = json.loads(PUBLISHED_SCHEMA.read_text())
+    return schema

@@ -16,12 +16,9 @@ from agent_hooks.injection import MessagesTransformer
 from agent_hooks.messages import Message, Role
 from agent_hooks.tools import StagedBaseTool, ToolCallResult, ToolCallResultEnricher
 from tests._support import HostTools, ScriptedTool, msg
+from tests._support.manifests import hook
 
 pytestmark = pytest.mark.usefixtures("preview_on")
-
-
-def hook(tool_name: str, **fields: Any) -> dict[str, Any]:
-    return {"kind": "tool_call", "event": "on_request_start", "tool_name": tool_name, **fields}
 
 
 def app(hooks: list[dict[str, Any]] | None, *tools: StagedBaseTool) -> list[MessagesTransformer]:

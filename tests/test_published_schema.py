@@ -13,14 +13,7 @@ from pydantic import ValidationError
 from agent_hooks.config import ApplicationConfig
 
 REPO = Path(__file__).resolve().parents[1]
-SCHEMA_PATH = REPO / "generated-app-schema.json"
 EXAMPLE_MANIFESTS = sorted((REPO / "examples").rglob("manifest.json"))
-
-
-@pytest.fixture(scope="module")
-def published() -> dict[str, Any]:
-    schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
-    return schema
 
 
 @pytest.mark.usefixtures("preview_on")

@@ -13,6 +13,7 @@ import pytest
 from agent_hooks import HookEvent, HookFailedError
 from agent_hooks.messages import Message
 from agent_hooks.testing import run_manifest
+from tests._support.manifests import hook
 
 HISTORY = [
     {"role": "system", "content": "You are helpful."},
@@ -33,17 +34,13 @@ def manifest(
     return {"toolsets": [NO_SUCH_SERVER] if toolsets is None else toolsets, "hooks": list(hooks)}
 
 
-def hook(**fields: Any) -> dict[str, Any]:
-    return {"kind": "tool_call", "event": "on_request_start", "toolset_name": "memory", **fields}
-
-
 def tool_answers(messages: list[Message]) -> list[Any]:
     return [m.content for m in messages if m.role == "tool"]
 
 
 async def test_a_fixed_string_replaces_the_tool_and_no_server_is_started() -> None:
     run = await run_manifest(
-        manifest(hook(tool_name="recall")), HISTORY, tools={"memory_recall": "- likes tea"}
+        manifest(hook("recall", "memory")), HISTORY, tools={"memory_recall": "- likes tea"}
     )
 
     assert [(r.hook, r.tool, r.outcome) for r in run.records] == [
@@ -61,7 +58,7 @@ async def test_a_function_gets_the_rendered_arguments() -> None:
         return f"memories of {arguments['user_id']}"
 
     run = await run_manifest(
-        manifest(hook(tool_name="recall", arguments={"user_id": "${request.user}", "n": 3})),
+        manifest(hook("recall", "memory", arguments={"user_id": "${request.user}", "n": 3})),
         HISTORY,
         tools={"memory_recall": recall},
         request={"user": "u7"},
@@ -77,19 +74,19 @@ async def test_an_async_function_may_replace_a_tool() -> None:
         return "async memories"
 
     run = await run_manifest(
-        manifest(hook(tool_name="recall")), HISTORY, tools={"memory_recall": recall}
+        manifest(hook("recall", "memory")), HISTORY, tools={"memory_recall": recall}
     )
     assert tool_answers(run.messages) == ["async memories"]
 
 
 async def test_a_tool_no_hook_uses_is_a_value_error_naming_it() -> None:
     with pytest.raises(ValueError, match=r"'memory_recal'.*did you mean 'memory_recall'\?"):
-        await run_manifest(manifest(hook(tool_name="recall")), HISTORY, tools={"memory_recal": "x"})
+        await run_manifest(manifest(hook("recall", "memory")), HISTORY, tools={"memory_recal": "x"})
 
 
 async def test_a_tool_name_far_from_every_hooks_tool_lists_them() -> None:
     with pytest.raises(ValueError, match=r"'weather'.*\(hooks use: 'memory_recall'\)"):
-        await run_manifest(manifest(hook(tool_name="recall")), HISTORY, tools={"weather": "x"})
+        await run_manifest(manifest(hook("recall", "memory")), HISTORY, tools={"weather": "x"})
 
 
 async def test_now_fixes_the_clock_of_the_built_in_time_tool_and_the_ttl() -> None:
@@ -121,7 +118,7 @@ async def test_the_hooks_timeout_applies_to_a_replaced_tool() -> None:
 
     started = time.monotonic()
     run = await run_manifest(
-        manifest(hook(tool_name="recall", timeout_seconds=0.5)),
+        manifest(hook("recall", "memory", timeout_seconds=0.5)),
         HISTORY,
         tools={"memory_recall": never},
     )
@@ -140,7 +137,7 @@ async def test_a_blocking_function_is_abandoned_at_the_hooks_deadline() -> None:
 
     try:
         run = await run_manifest(
-            manifest(hook(tool_name="recall", timeout_seconds=0.5)),
+            manifest(hook("recall", "memory", timeout_seconds=0.5)),
             HISTORY,
             tools={"memory_recall": blocking},
         )
@@ -154,7 +151,7 @@ async def test_a_raising_function_is_a_failing_tool() -> None:
         raise RuntimeError("database is locked")
 
     run = await run_manifest(
-        manifest(hook(tool_name="recall", name="recall")), HISTORY, tools={"memory_recall": broken}
+        manifest(hook("recall", "memory", name="recall")), HISTORY, tools={"memory_recall": broken}
     )
 
     [record] = run.records
@@ -169,7 +166,7 @@ async def test_a_failing_hook_with_on_error_fail_raises() -> None:
 
     with pytest.raises(HookFailedError):
         await run_manifest(
-            manifest(hook(tool_name="recall", on_error="fail")),
+            manifest(hook("recall", "memory", on_error="fail")),
             HISTORY,
             tools={"memory_recall": broken},
         )
@@ -177,7 +174,7 @@ async def test_a_failing_hook_with_on_error_fail_raises() -> None:
 
 async def test_a_function_answering_something_else_than_text_fails_the_hook() -> None:
     run = await run_manifest(
-        manifest(hook(tool_name="recall")),
+        manifest(hook("recall", "memory")),
         HISTORY,
         tools={"memory_recall": lambda a: 42},  # type: ignore[dict-item]
     )
@@ -189,7 +186,7 @@ async def test_a_function_answering_something_else_than_text_fails_the_hook() ->
 
 
 async def test_an_unreplaced_tool_still_runs_for_real() -> None:
-    run = await run_manifest(manifest(hook(tool_name="recall")), HISTORY)
+    run = await run_manifest(manifest(hook("recall", "memory")), HISTORY)
 
     [record] = run.records
     assert record.outcome == "skipped_error"
@@ -199,7 +196,7 @@ async def test_an_unreplaced_tool_still_runs_for_real() -> None:
 
 async def test_preview_is_on_for_the_app_only(preview_off: None) -> None:
     run = await run_manifest(
-        manifest(hook(tool_name="recall")), HISTORY, tools={"memory_recall": "x"}
+        manifest(hook("recall", "memory")), HISTORY, tools={"memory_recall": "x"}
     )
 
     assert [r.outcome for r in run.records] == ["injected"]
@@ -213,9 +210,9 @@ async def test_a_completion_event_runs_only_completion_hooks_and_injects_nothing
         calls.append(arguments["q"])
         return "ok"
 
-    completion_hook = hook(tool_name="save", event="on_completion", arguments={"q": "${event}"})
+    completion_hook = hook("save", "memory", event="on_completion", arguments={"q": "${event}"})
     run = await run_manifest(
-        manifest(hook(tool_name="recall"), completion_hook),
+        manifest(hook("recall", "memory"), completion_hook),
         HISTORY,
         tools={"memory_recall": "unused", "memory_save": save},
         event="on_completion",
@@ -231,7 +228,7 @@ async def test_a_host_tool_named_by_an_internal_toolset_can_be_provided_by_the_t
     run = await run_manifest(
         {
             "toolsets": [internal],
-            "hooks": [{**hook(tool_name="lookup_user"), "toolset_name": None}],
+            "hooks": [{**hook("lookup_user", "memory"), "toolset_name": None}],
         },
         HISTORY,
         tools={"lookup_user": "u7: admin"},

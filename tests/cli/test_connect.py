@@ -13,9 +13,8 @@ from agent_hooks.cli import main
 from agent_hooks.cli._connect import connection_issues
 from agent_hooks.config import ApplicationConfig
 from agent_hooks.errors import ConfigError
+from tests._support.manifests import CLOCK, hook
 from tests.servers.processes import MEMORY_SERVER, SERVERS, free_port
-
-CLOCK = {"type": "internal", "name": "clock", "tools": ["current_time"]}
 
 
 def memory_server(db: Path, name: str = "memory_server") -> dict[str, Any]:
@@ -39,18 +38,6 @@ def typed_server(**fields: Any) -> dict[str, Any]:
     """A server whose tools have required and typed parameters (``tests/servers``)."""
     server = {"transport": "stdio", "command": sys.executable, "args": [str(TYPED_SERVER)]}
     return {"type": "mcp", "name": "typed", "timeout_seconds": 30, "server": server, **fields}
-
-
-def hook(
-    tool_name: str, toolset_name: str | None = None, arguments: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    fields: dict[str, Any] = {"kind": "tool_call", "event": "on_request_start"}
-    fields["tool_name"] = tool_name
-    if toolset_name is not None:
-        fields["toolset_name"] = toolset_name
-    if arguments is not None:
-        fields["arguments"] = arguments
-    return fields
 
 
 def config(toolsets: list[dict[str, Any]], hooks: list[dict[str, Any]]) -> ApplicationConfig:

@@ -13,21 +13,19 @@ from typing import Any
 import pytest
 
 from agent_hooks.cli import main
+from tests._support.manifests import CLOCK, hook
 from tests.servers.fixtures import (  # noqa: F401 - fixtures are found by name
     RecordingServer,
     _rest_process,
     rest_server,
 )
-from tests.servers.processes import REPO
+from tests.servers.processes import FLAKY_MCP_SERVER
 
 AGENT_HOOKS = Path(sys.executable).with_name("agent-hooks")
-FLAKY_SERVER = REPO / "tests" / "servers" / "flaky_mcp_server.py"
-CLOCK = {"type": "internal", "name": "clock", "tools": ["current_time"]}
-HOOK = {"kind": "tool_call", "event": "on_request_start", "tool_name": "current_time"}
 FLAKY = {
     "type": "mcp",
     "name": "flaky",
-    "server": {"transport": "stdio", "command": sys.executable, "args": [str(FLAKY_SERVER)]},
+    "server": {"transport": "stdio", "command": sys.executable, "args": [str(FLAKY_MCP_SERVER)]},
 }
 PASSWORD = "hunter2-hunter2"
 
@@ -46,7 +44,7 @@ def run_in_process(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple
 
 
 def flaky_hook(tool: str) -> dict[str, Any]:
-    return {**HOOK, "name": tool, "toolset_name": "flaky", "tool_name": tool}
+    return hook(tool, "flaky", name=tool)
 
 
 @pytest.mark.usefixtures("preview_on")
@@ -58,7 +56,7 @@ def flaky_hook(tool: str) -> dict[str, Any]:
 def test_one_v_before_or_after_the_subcommand_shows_info(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, flags: tuple[str | None, str | None]
 ) -> None:
-    manifest, history = files(tmp_path, {"toolsets": [CLOCK], "hooks": [HOOK]})
+    manifest, history = files(tmp_path, {"toolsets": [CLOCK], "hooks": [hook()]})
     before, after = ([flag] if flag else [] for flag in flags)
     code, err = run_in_process(capsys, [*before, "run", manifest, "--messages", history, *after])
     assert code == 0
@@ -70,7 +68,7 @@ def test_one_v_before_or_after_the_subcommand_shows_info(
 def test_without_v_only_warnings_are_logged(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    manifest, history = files(tmp_path, {"toolsets": [CLOCK], "hooks": [HOOK]})
+    manifest, history = files(tmp_path, {"toolsets": [CLOCK], "hooks": [hook()]})
     assert run_in_process(capsys, ["run", manifest, "--messages", history]) == (0, "")
 
 
@@ -100,8 +98,7 @@ def test_libraries_log_through_the_same_handler_with_secrets_scrubbed(
         "base_url": base_url,
         "tools": [{"name": "get", "path": "/preferences"}],
     }
-    hook = {**HOOK, "toolset_name": "prefs", "tool_name": "get"}
-    manifest, history = files(tmp_path, {"toolsets": [rest], "hooks": [hook]})
+    manifest, history = files(tmp_path, {"toolsets": [rest], "hooks": [hook("get", "prefs")]})
     code, err = run_in_process(capsys, ["-vv", "run", manifest, "--messages", history])
     assert code == 0
     assert any(line.startswith("INFO httpx: HTTP Request: GET ") for line in err.splitlines())

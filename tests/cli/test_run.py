@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agent_hooks.cli import main
+from tests._support.manifests import CLOCK, hook
 from tests.servers.processes import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -163,8 +164,6 @@ def write_json(path: Path, data: Any) -> Path:
     return path
 
 
-CLOCK = {"type": "internal", "name": "clock", "tools": ["current_time"]}
-CLOCK_HOOK = {"kind": "tool_call", "event": "on_request_start", "tool_name": "current_time"}
 HISTORY = [{"role": "user", "content": "hi"}]
 
 
@@ -179,7 +178,7 @@ def refused_rest_toolset() -> dict[str, Any]:
 
 
 def down_hook(name: str, **extra: Any) -> dict[str, Any]:
-    return {**CLOCK_HOOK, "name": name, "toolset_name": "down", "tool_name": "ping", **extra}
+    return hook("ping", "down", name=name, **extra)
 
 
 def explain_rows(err: str) -> list[list[str]]:
@@ -193,8 +192,8 @@ def explain_rows(err: str) -> list[list[str]]:
 def test_the_request_object_reaches_the_hooks_templates(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    hook = {**CLOCK_HOOK, "name": "for-u7", "condition": "request.user_id == 'u7'"}
-    manifest = write_json(tmp_path / "m.json", {"toolsets": [CLOCK], "hooks": [hook]})
+    for_u7 = hook(name="for-u7", condition="request.user_id == 'u7'")
+    manifest = write_json(tmp_path / "m.json", {"toolsets": [CLOCK], "hooks": [for_u7]})
     history = write_json(tmp_path / "h.json", HISTORY)
     argv = ["run", str(manifest), "--messages", str(history), "--explain"]
 
@@ -214,8 +213,8 @@ def test_on_completion_runs_its_hooks_and_prints_the_history_unchanged(
 ) -> None:
     counters = "iteration_count == 0 && total_tool_calls == 0"
     hooks = [
-        {**CLOCK_HOOK, "name": "at-start"},
-        {**CLOCK_HOOK, "event": "on_completion", "name": "at-end", "condition": counters},
+        hook(name="at-start"),
+        hook(event="on_completion", name="at-end", condition=counters),
     ]
     manifest = write_json(tmp_path / "m.json", {"toolsets": [CLOCK], "hooks": hooks})
     history = tmp_path / "h.json"
@@ -250,7 +249,7 @@ def test_a_failed_on_error_fail_hook_exits_3_with_one_line_per_failed_hook(
 ) -> None:
     hooks = [
         down_hook("first", on_error="fail"),
-        {**CLOCK_HOOK, "name": "fine"},
+        hook(name="fine"),
         down_hook("tolerated"),
         down_hook("second", on_error="fail", arguments={"n": 2}),
     ]
@@ -282,7 +281,7 @@ def test_a_failed_on_error_fail_hook_exits_3_with_one_line_per_failed_hook(
 def test_explain_names_unnamed_hooks_by_their_place_in_the_manifest(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    hooks = [CLOCK_HOOK, {**CLOCK_HOOK, "arguments": {"zone": "utc"}}]
+    hooks = [hook(), hook(arguments={"zone": "utc"})]
     manifest = write_json(tmp_path / "m.json", {"toolsets": [CLOCK], "hooks": hooks})
     history = write_json(tmp_path / "h.json", HISTORY)
     code, _, err = run_cli(capsys, "run", str(manifest), "--messages", str(history), "--explain")

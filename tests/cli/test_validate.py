@@ -11,12 +11,11 @@ from typing import Any
 import pytest
 
 from agent_hooks.cli import main
+from tests._support.manifests import CLOCK, hook
 from tests.servers.processes import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT_HOOKS = Path(sys.executable).with_name("agent-hooks")
-CLOCK = {"type": "internal", "name": "clock", "tools": ["current_time"]}
-HOOK = {"kind": "tool_call", "event": "on_request_start", "tool_name": "current_time"}
 
 
 def write(tmp_path: Path, manifest: Any) -> Path:
@@ -41,7 +40,7 @@ def run_command(*argv: str) -> subprocess.CompletedProcess[str]:
 def test_a_valid_manifest_exits_0_and_prints_nothing(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    manifest = write(tmp_path, {"toolsets": [CLOCK], "hooks": [HOOK]})
+    manifest = write(tmp_path, {"toolsets": [CLOCK], "hooks": [hook()]})
     assert validate(capsys, str(manifest)) == (0, "", "")
 
 
@@ -49,12 +48,12 @@ def test_a_valid_manifest_exits_0_and_prints_nothing(
 def test_hooks_are_checked_with_preview_off_and_a_warning_says_a_host_would_ignore_them(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    valid = write(tmp_path, {"toolsets": [CLOCK], "hooks": [HOOK]})
+    valid = write(tmp_path, {"toolsets": [CLOCK], "hooks": [hook()]})
     code, out, err = validate(capsys, str(valid))
     assert (code, out) == (0, "")
     assert "ENABLE_PREVIEW_FEATURES is off" in err
 
-    invalid = write(tmp_path, {"toolsets": [CLOCK], "hooks": [{**HOOK, "frequency": "never"}]})
+    invalid = write(tmp_path, {"toolsets": [CLOCK], "hooks": [hook(frequency="never")]})
     code, out, _ = validate(capsys, str(invalid))
     assert code == 2
     assert out == (
@@ -66,7 +65,7 @@ def test_hooks_are_checked_with_preview_off_and_a_warning_says_a_host_would_igno
 def test_a_toolset_name_on_an_internal_toolset_is_a_warning_not_an_error(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    manifest = write(tmp_path, {"toolsets": [CLOCK], "hooks": [{**HOOK, "toolset_name": "clock"}]})
+    manifest = write(tmp_path, {"toolsets": [CLOCK], "hooks": [hook(toolset_name="clock")]})
     code, out, err = validate(capsys, str(manifest))
     assert (code, out) == (0, "")
     assert err == (
@@ -89,7 +88,7 @@ def test_the_schema_key_is_accepted_and_ignored(
 def test_errors_are_lines_on_stdout_and_nothing_else_is_printed(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    hooks = [HOOK, HOOK, {**HOOK, "refresh_condition": {"kind": "ttl", "ttl_minutes": 0}}]
+    hooks = [hook(), hook(), hook(refresh_condition={"kind": "ttl", "ttl_minutes": 0})]
     manifest = write(tmp_path, {"toolsets": [CLOCK], "hooks": hooks})
     assert validate(capsys, str(manifest)) == (
         2,

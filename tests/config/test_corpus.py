@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 
 from agent_hooks.cli import main
+from tests._support.manifests import CLOCK, hook
 
 CORPUS = Path(__file__).parent / "corpus"
 CASES = sorted(CORPUS.glob("*.json"))
-CURRENT_TIME_HOOK = {"kind": "tool_call", "event": "on_request_start", "tool_name": "current_time"}
-CLOCK = {"type": "internal", "name": "clock", "tools": ["current_time"]}
 PREVIEW_WARNING = (
     "warning: hooks are a preview feature and ENABLE_PREVIEW_FEATURES is off;"
     " a host would ignore them\n"
@@ -64,9 +63,7 @@ def test_an_unreadable_path_is_one_error_at_the_root(
 def test_a_five_megabyte_manifest_with_one_bad_hook_names_only_that_hook(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    hooks = [
-        {**CURRENT_TIME_HOOK, "arguments": {"padding": "x" * 1000, "n": n}} for n in range(5000)
-    ]
+    hooks = [hook(arguments={"padding": "x" * 1000, "n": n}) for n in range(5000)]
     hooks[4321] = {**hooks[4321], "refresh_condition": {"kind": "ttl", "ttl_minutes": 0}}
     manifest = tmp_path / "huge.json"
     manifest.write_text(json.dumps({"toolsets": [CLOCK], "hooks": hooks}))
@@ -80,7 +77,7 @@ def test_a_five_megabyte_manifest_with_one_bad_hook_names_only_that_hook(
 def test_a_huge_manifest_of_bad_hooks_lists_fifty_lines_and_counts_the_rest(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    hooks = [{**CURRENT_TIME_HOOK, "tool_name": n} for n in range(20_000)]
+    hooks = [hook(tool_name=n) for n in range(20_000)]
     manifest = tmp_path / "bad-hooks.json"
     manifest.write_text(json.dumps({"hooks": hooks}))
 

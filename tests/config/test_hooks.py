@@ -13,9 +13,9 @@ import pytest
 from agent_hooks.cli import main
 from agent_hooks.config import ApplicationConfig, HookEvent, ToolCallHookConfig
 from agent_hooks.errors import ConfigError
+from tests._support.manifests import CLOCK, hook
 
 REPO = Path(__file__).resolve().parents[2]
-CLOCK = {"type": "internal", "name": "clock", "tools": ["current_time"]}
 MEMORY = {
     "type": "mcp",
     "name": "memory_server",
@@ -75,10 +75,6 @@ LATER_DESIGN_MANIFEST: dict[str, Any] = {
         },
     ],
 }
-
-
-def hook(**fields: Any) -> dict[str, Any]:
-    return {"kind": "tool_call", "event": "on_request_start", "tool_name": "current_time", **fields}
 
 
 def issues(manifest: dict[str, Any]) -> list[str]:

@@ -14,14 +14,7 @@ from agent_hooks.config import ApplicationConfig
 from agent_hooks.config._reference_docs import BEGIN, END, main, render_reference, with_reference
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA_PATH = REPO / "generated-app-schema.json"
 MANUAL = REPO / "docs" / "manifest.md"
-
-
-@pytest.fixture(scope="module")
-def published() -> dict[str, Any]:
-    schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
-    return schema
 
 
 def fields(schema: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,17 +13,11 @@ from injector import Injector
 from agent_hooks.injection import MessagesTransformer
 from agent_hooks.messages import Message
 from tests._support import msg
-from tests.servers.processes import FLAKY_MCP_SERVER
 
 HISTORY = (
     msg(role="system", content="You are a helpful assistant."),
     msg(role="user", content="What do you know about me?"),
 )
-
-
-def hook(**fields: Any) -> dict[str, Any]:
-    """A ``tool_call`` hook at ``on_request_start`` with ``fields`` filled in."""
-    return {"kind": "tool_call", "event": "on_request_start", **fields}
 
 
 async def run_hooks(injector: Injector, messages: Iterable[Message]) -> list[Message]:
@@ -48,13 +40,3 @@ def tool_pairs(messages: Sequence[Message]) -> list[tuple[str, str, Any]]:
 
 def warnings_in(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [record for record in caplog.records if record.levelno >= logging.WARNING]
-
-
-def flaky_server(start_log: Path) -> dict[str, Any]:
-    """A stdio ``server`` block for the flaky test server, recording each start in ``start_log``."""
-    return {
-        "transport": "stdio",
-        "command": sys.executable,
-        "args": [str(FLAKY_MCP_SERVER)],
-        "env": {"FLAKY_START_LOG": str(start_log)},
-    }

@@ -16,14 +16,9 @@ import pytest
 
 from agent_hooks import open_app
 from agent_hooks.config import ApplicationConfig
-from tests.integration._app import (
-    HISTORY,
-    flaky_server,
-    hook,
-    run_hooks,
-    tool_pairs,
-    warnings_in,
-)
+from tests._support.flaky import flaky_server
+from tests._support.manifests import hook
+from tests.integration._app import HISTORY, run_hooks, tool_pairs, warnings_in
 from tests.servers.fixtures import CHAT_API_KEY
 from tests.servers.processes import FLAKY_MCP_SERVER
 

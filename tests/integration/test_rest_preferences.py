@@ -10,12 +10,8 @@ from agent_hooks import ClockModule, open_app
 from agent_hooks.clock import FixedClock
 from agent_hooks.config import ApplicationConfig
 from tests._support import msg
-from tests.integration._app import (
-    HISTORY,
-    hook,
-    run_hooks,
-    tool_pairs,
-)
+from tests._support.manifests import hook
+from tests.integration._app import HISTORY, run_hooks, tool_pairs
 from tests.servers.fixtures import RecordingServer
 
 pytestmark = pytest.mark.usefixtures("preview_on")

@@ -11,7 +11,9 @@ import pytest
 from agent_hooks import open_app
 from agent_hooks.config import ApplicationConfig
 from tests._support import msg
-from tests.integration._app import HISTORY, flaky_server, hook, run_hooks, tool_pairs
+from tests._support.flaky import flaky_server
+from tests._support.manifests import hook
+from tests.integration._app import HISTORY, run_hooks, tool_pairs
 from tests.servers.processes import MEMORY_SERVER
 
 pytestmark = pytest.mark.usefixtures("preview_on")

@@ -6,7 +6,8 @@ import pytest
 
 from agent_hooks import open_app
 from agent_hooks.config import ApplicationConfig
-from tests.integration._app import HISTORY, hook, run_hooks, tool_pairs
+from tests._support.manifests import hook
+from tests.integration._app import HISTORY, run_hooks, tool_pairs
 from tests.servers.fixtures import CHAT_API_KEY, RecordingServer
 
 pytestmark = pytest.mark.usefixtures("preview_on")

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -30,7 +28,6 @@ from agent_hooks.config import ApplicationConfig
 from agent_hooks.messages import Message
 from agent_hooks.tools import StagedBaseTool
 from tests._support import HostTools, msg
-from tests.servers.processes import FLAKY_MCP_SERVER
 
 NOW = 1_700_000_000
 """The app clock of every runtime test (a fixed "now" makes TTL ids reproducible)."""
@@ -93,11 +90,6 @@ class Observers(Module):
         return self.observers
 
 
-def hook(tool_name: str, **fields: Any) -> dict[str, Any]:
-    """A request-start ``tool_call`` hook with ``fields`` filled in."""
-    return {"kind": "tool_call", "event": "on_request_start", "tool_name": tool_name, **fields}
-
-
 def app(
     manifest: Mapping[str, Any],
     *tools: StagedBaseTool,
@@ -129,22 +121,6 @@ def _modules(
 
 def dumped(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return [message.to_openai() for message in messages]
-
-
-def flaky_toolset(name: str, start_log: Path, **env: str) -> dict[str, Any]:
-    """An MCP stdio toolset on the flaky test server; each start is a line in ``start_log``."""
-    server = {
-        "transport": "stdio",
-        "command": sys.executable,
-        "args": [str(FLAKY_MCP_SERVER)],
-        "env": {"FLAKY_START_LOG": str(start_log), **env},
-    }
-    return {"type": "mcp", "name": name, "server": server}
-
-
-def starts(start_log: Path) -> list[str]:
-    """What the server wrote in ``start_log``: a pid per start, ``refused`` per refusal."""
-    return start_log.read_text().split() if start_log.exists() else []
 
 
 async def run_once(injector: Injector, messages: Sequence[Message] = HISTORY) -> HookRun:

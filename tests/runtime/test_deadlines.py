@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from agent_hooks import HookOutcome, HookRun
-from tests.runtime._kit import HISTORY, flaky_toolset, gone, hook, opened, run_once, starts
+from tests._support.flaky import flaky_toolset, starts
+from tests._support.manifests import hook
+from tests.runtime._kit import HISTORY, gone, opened, run_once
 from tests.servers.processes import SERVERS
 
 pytestmark = pytest.mark.usefixtures("preview_on")

@@ -21,7 +21,8 @@ from agent_hooks.injection._ids import content_hash, parse_call_id
 from agent_hooks.injection._trust import SigningKeys
 from agent_hooks.messages import FunctionCall, Message
 from tests._support import msg, synthetic_id
-from tests.runtime._kit import NOW, Recorder, VersionedTool, answer, app, dumped, hook
+from tests._support.manifests import hook
+from tests.runtime._kit import NOW, Recorder, VersionedTool, answer, app, dumped
 
 TOOLS = {"alpha": "text", "beta": "text", "slow": "slow", "broken": "broken", "nothing": "nothing"}
 TOOL_CHOICES = ["alpha", "alpha", "slow", "slow", "beta", "broken", "nothing"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agent_hooks import HookEvent, HookOutcome, HookRunner
-from tests.runtime._kit import HISTORY, VersionedTool, app, dumped, hook
+from tests._support.manifests import hook
+from tests.runtime._kit import HISTORY, VersionedTool, app, dumped
 
 pytestmark = pytest.mark.usefixtures("preview_on")
 

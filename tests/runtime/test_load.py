@@ -17,7 +17,9 @@ import pytest
 
 from agent_hooks import HookOutcome
 from agent_hooks.tools import StagedBaseTool
-from tests.runtime._kit import HISTORY, app, flaky_toolset, gone, hook, opened, run_once, starts
+from tests._support.flaky import flaky_toolset, starts
+from tests._support.manifests import hook
+from tests.runtime._kit import HISTORY, app, gone, opened, run_once
 from tests.servers.fixtures import RecordingServer
 
 pytestmark = pytest.mark.usefixtures("preview_on")

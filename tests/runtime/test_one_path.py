@@ -20,7 +20,8 @@ from agent_hooks.injection import SyntheticToolCallInjector
 from agent_hooks.messages import Message
 from agent_hooks.tools import StagedBaseTool, ToolCallResult, ToolCallResultEnricher
 from tests._support import HostTools
-from tests.runtime._kit import HISTORY, NOW, VersionedTool, hook, run_once
+from tests._support.manifests import hook
+from tests.runtime._kit import HISTORY, NOW, VersionedTool, run_once
 
 pytestmark = pytest.mark.usefixtures("preview_on")
 

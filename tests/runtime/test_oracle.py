@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from agent_hooks import HookEvent, HookRunner
 from agent_hooks.messages import Message
 from tests._support import msg
+from tests._support.manifests import hook as manifest_hook
 from tests.runtime._kit import NOW, answer
 from tests.runtime.test_equivalence import (
     KEY,
@@ -281,11 +282,6 @@ hooks_strategy = st.lists(
 )
 
 
-def _manifest_hook(config: dict[str, Any]) -> dict[str, Any]:
-    fields = {k: v for k, v in config.items() if v is not None}
-    return {"kind": "tool_call", "event": "on_request_start", **fields}
-
-
 def _oracle_dump(history: Sequence[Any]) -> list[Message]:
     return [msg(**m) for m in history]
 
@@ -308,7 +304,7 @@ def test_runner_and_transformer_chain_both_give_the_oracles_history(
     raw = data.draw(histories(key))
     raw.append({"role": "user", "content": data.draw(st.sampled_from(["hi", "more", ""]))})
     history = [msg(**item) for item in raw]
-    manifest_hooks = [_manifest_hook(h) for h in hooks]
+    manifest_hooks = [manifest_hook(**{k: v for k, v in h.items() if v is not None}) for h in hooks]
     runner_app, _ = build(manifest_hooks, version, concurrency=4)
     chain_app, _ = build(manifest_hooks, version, concurrency=4)
 

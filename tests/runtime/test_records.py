@@ -12,8 +12,10 @@ import pytest
 
 from agent_hooks import HookEvent, HookFailedError, HookOutcome, HookRunner, HookRunRecord
 from agent_hooks.messages import Message
+from tests._support.flaky import flaky_toolset
+from tests._support.manifests import hook
 from tests.integration._app import tool_pairs
-from tests.runtime._kit import HISTORY, Recorder, flaky_toolset, hook, opened, run_once
+from tests.runtime._kit import HISTORY, Recorder, opened, run_once
 from tests.servers.fixtures import RecordingServer
 
 pytestmark = pytest.mark.usefixtures("preview_on")

@@ -12,8 +12,10 @@ import pytest
 
 from agent_hooks import HookOutcome
 from agent_hooks.cli import main
+from tests._support.flaky import flaky_toolset, starts
+from tests._support.manifests import hook
 from tests.integration._app import tool_pairs
-from tests.runtime._kit import flaky_toolset, hook, opened, run_once, starts
+from tests.runtime._kit import opened, run_once
 
 pytestmark = pytest.mark.usefixtures("preview_on")
 

@@ -11,7 +11,9 @@ import pytest
 
 from agent_hooks import HookOutcome
 from agent_hooks.messages import Message
-from tests.runtime._kit import Recorder, flaky_toolset, hook, opened, run_once, starts
+from tests._support.flaky import flaky_toolset, starts
+from tests._support.manifests import hook
+from tests.runtime._kit import Recorder, opened, run_once
 
 pytestmark = pytest.mark.usefixtures("preview_on")
 

@@ -20,6 +20,7 @@ from agent_hooks import HookFailedError, HookOutcome, HookRunRecord
 from agent_hooks.config import HookEvent
 from agent_hooks.runtime._telemetry import record_hook_span, run_span
 from agent_hooks.testing import ToolAnswer, run_manifest
+from tests._support.manifests import CLOCK, hook
 
 OUTCOMES = [
     "injected",
@@ -196,19 +197,15 @@ SECRETS = ("SECRET-ARG", "SECRET-CONTENT", "SECRET-USER-TEXT", "SECRET-REQUEST",
 
 
 def runner_manifest(*, on_error: str = "skip") -> dict[str, Any]:
-    def hook(name: str, tool: str, **fields: Any) -> dict[str, Any]:
-        base = {"kind": "tool_call", "event": "on_request_start", "name": name, "tool_name": tool}
-        return {**base, **fields}
-
     return {
-        "toolsets": [{"type": "internal", "name": "clock", "tools": ["current_time"]}],
+        "toolsets": [CLOCK],
         "hooks": [
-            hook("recall", "recall", arguments={"q": "SECRET-ARG", "who": "${request.user}"}),
-            hook("gated", "recall", condition="request.user == 'nobody'"),
-            hook("broken", "broken", on_error=on_error),
-            hook("slow", "slow", timeout_seconds=0.2),
-            hook("clock", "current_time", refresh_condition={"kind": "ttl", "ttl_minutes": 5}),
-            {**hook("after", "recall"), "event": "on_completion"},
+            hook("recall", name="recall", arguments={"q": "SECRET-ARG", "who": "${request.user}"}),
+            hook("recall", name="gated", condition="request.user == 'nobody'"),
+            hook("broken", name="broken", on_error=on_error),
+            hook("slow", name="slow", timeout_seconds=0.2),
+            hook(name="clock", refresh_condition={"kind": "ttl", "ttl_minutes": 5}),
+            hook("recall", name="after", event="on_completion"),
         ],
     }
 

@@ -15,7 +15,8 @@ import pytest
 from agent_hooks import HookOutcome, HookRun
 from agent_hooks.messages import Message
 from tests._support import msg
-from tests.runtime._kit import NOW, VersionedTool, answer, app, dumped, hook, run_once
+from tests._support.manifests import hook
+from tests.runtime._kit import NOW, VersionedTool, answer, app, dumped, run_once
 
 pytestmark = pytest.mark.usefixtures("preview_on")
 

@@ -15,6 +15,7 @@ import pytest
 from agent_hooks import HookEvent, HookOutcome, HookRun, HookRunner, open_app
 from agent_hooks.config import ApplicationConfig
 from tests._support import msg
+from tests._support.manifests import hook
 from tests.servers.fixtures import RecordingServer
 from tests.servers.processes import FLAKY_MCP_SERVER
 
@@ -26,16 +27,6 @@ HISTORY = [msg(role="user", content="What do you know about me?")]
 
 TOKEN = "sk-live-guard-7c1e5a90b2d4"
 """An API key only this module uses, so nothing else registered it for scrubbing first."""
-
-
-def hook(tool_name: str, toolset_name: str, **arguments: Any) -> dict[str, Any]:
-    return {
-        "kind": "tool_call",
-        "event": "on_request_start",
-        "tool_name": tool_name,
-        "toolset_name": toolset_name,
-        "arguments": arguments,
-    }
 
 
 def echo_api(name: str, base_url: str, headers: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +60,7 @@ async def test_credentials_a_rest_api_echoes_back_are_not_injected(
             echo_api("keyed", rest_server.url, {"Authorization": {"env": "GUARD_TEST_TOKEN"}}),
             echo_api("basic", f"http://guard-user:guard-pass-31f9@{address}", {}),
         ],
-        "hooks": [hook("echo", "keyed"), hook("echo", "basic")],
+        "hooks": [hook("echo", "keyed", {}), hook("echo", "basic", {})],
     }
     result = await run(manifest)
     assert [r.outcome for r in result.records] == [HookOutcome.INJECTED] * 2
@@ -96,7 +87,7 @@ async def test_a_secret_an_mcp_server_quotes_from_its_environment_is_not_injecte
     }
     manifest = {
         "toolsets": [{"type": "mcp", "name": "flaky", "server": server}],
-        "hooks": [hook("getenv", "flaky", name="UPSTREAM_KEY")],
+        "hooks": [hook("getenv", "flaky", {"name": "UPSTREAM_KEY"})],
     }
     result = await run(manifest)
     assert [r.outcome for r in result.records] == [HookOutcome.INJECTED]

@@ -21,9 +21,11 @@ from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from agent_hooks.config.toolsets import McpToolsetConfig
 from agent_hooks.errors import ToolError, ToolTimeoutError, UsageError
 from agent_hooks.tools._call_context import ToolCallContext, call_context
+from agent_hooks.toolsets._mcp_backoff import BackoffSchedule
 from agent_hooks.toolsets._mcp_session import SessionClosedError
 from agent_hooks.toolsets.mcp import McpToolset, tool_error, tool_result_content
-from tests.servers.processes import FLAKY_MCP_SERVER
+from tests._support.clocks import ManualClock
+from tests._support.flaky import flaky_server, starts
 
 DEADLINE = 30
 """Seconds; waits the toolset's own timeouts do not bound fail instead of hanging."""
@@ -46,21 +48,15 @@ class Flaky:
     ) -> None:
         self.start_log = tmp_path / "starts.log"
         self.refuse_marker = tmp_path / "refuse"
-        server = {
-            "transport": "stdio",
-            "command": sys.executable,
-            "args": [str(FLAKY_MCP_SERVER)],
-            "env": {
-                "FLAKY_START_LOG": str(self.start_log),
-                "FLAKY_REFUSE_START": str(self.refuse_marker),
-                **(env or {}),
-            },
-        }
+        server = flaky_server(self.start_log, FLAKY_REFUSE_START=str(self.refuse_marker))
+        server["env"].update(env or {})
         config = {"name": "flaky", "server": server, "timeout_seconds": 10, **overrides}
-        self.toolset = McpToolset(McpToolsetConfig.model_validate(config))
+        self.backoff = BackoffSchedule(clock=ManualClock())
+        """The toolset's restart backoff, on a clock that moves only when a test says so."""
+        self.toolset = McpToolset(McpToolsetConfig.model_validate(config), backoff=self.backoff)
 
     def starts(self) -> list[str]:
-        return self.start_log.read_text().split() if self.start_log.exists() else []
+        return starts(self.start_log)
 
     async def call(self, tool: str, **arguments: Any) -> str | None:
         found = await self.toolset.find_tool(f"flaky_{tool}")
@@ -181,15 +177,15 @@ async def test_a_failed_reopen_backs_off_then_the_server_is_started_again(flaky:
 
 
 async def call_after_backoff(flaky: Flaky, tool: str) -> str | None:
-    """The first answer once the toolset stops backing off (its first delay is 1 s)."""
-    with anyio.fail_after(DEADLINE):
-        while True:
-            try:
-                return await flaky.call(tool)
-            except ToolError as exc:
-                if exc.reason != "backing off":
-                    raise
-            await anyio.sleep(0.1)
+    """The answer of a call made once the first backoff delay has passed on the toolset's clock
+    (one failed start so far), and not a moment earlier."""
+    clock = flaky.backoff.clock
+    assert isinstance(clock, ManualClock)
+    clock.advance(flaky.backoff.first_seconds / 2)
+    with pytest.raises(ToolError, match=r"backing off$"):
+        await flaky.call(tool)
+    clock.advance(flaky.backoff.first_seconds / 2)
+    return await flaky.call(tool)
 
 
 async def test_env_is_merged_over_the_default_child_environment(

@@ -32,7 +32,7 @@ from agent_hooks.config.toolsets import (
 from agent_hooks.errors import ToolError, ToolTimeoutError, UsageError
 from agent_hooks.tools import StagedBaseTool, sanitize_toolname
 from agent_hooks.toolsets._base import Toolset
-from agent_hooks.toolsets._mcp_backoff import Backoff
+from agent_hooks.toolsets._mcp_backoff import DEFAULT_SCHEDULE, Backoff, BackoffSchedule
 from agent_hooks.toolsets._mcp_loops import LoopSessions
 from agent_hooks.toolsets._mcp_session import (
     Connection,
@@ -92,7 +92,11 @@ class McpTool(StagedBaseTool):
 class McpToolset(Toolset):
     """The tools of one MCP server, reached through one lazily opened session per event loop."""
 
-    def __init__(self, config: McpToolsetConfig) -> None:
+    def __init__(
+        self, config: McpToolsetConfig, *, backoff: BackoffSchedule = DEFAULT_SCHEDULE
+    ) -> None:
+        """``backoff``: when to start the server again after a failed start (1 s doubling to
+        60 s on the monotonic clock unless a test moves its own clock)."""
         super().__init__(config.name, timeout_seconds=config.timeout_seconds)
         self.config = config
         if isinstance(config.server, StreamableHttpServerConfig):
@@ -100,7 +104,7 @@ class McpToolset(Toolset):
             scrub_http_library_logs()
         self._prefix = sanitize_toolname(f"{config.name}_")
         self._sessions = LoopSessions()
-        self._backoff = Backoff()
+        self._backoff = Backoff(backoff)
         self._closed = False
 
     def may_provide(self, final_name: str) -> bool:

@@ -9,16 +9,11 @@ import pytest
 from agent_hooks.config import ApplicationConfig
 from agent_hooks.config.diagnostics._references import reference_warnings
 from agent_hooks.errors import ConfigError
-
-CLOCK = {"type": "internal", "name": "clock", "tools": ["current_time"]}
+from tests._support.manifests import CLOCK, hook
 
 
 def mcp(name: str) -> dict[str, Any]:
     return {"type": "mcp", "name": name, "server": {"transport": "stdio", "command": "python"}}
-
-
-def hook(**fields: Any) -> dict[str, Any]:
-    return {"kind": "tool_call", "event": "on_request_start", "tool_name": "current_time", **fields}
 
 
 def errors(toolsets: list[dict[str, Any]], hooks: list[dict[str, Any]]) -> list[str]:

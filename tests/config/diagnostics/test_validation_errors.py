@@ -14,8 +14,7 @@ from agent_hooks.config.diagnostics._validation_errors import (
 )
 from agent_hooks.errors import ConfigError
 from agent_hooks.messages import Message
-
-HOOK = {"kind": "tool_call", "event": "on_request_start", "tool_name": "current_time"}
+from tests._support.manifests import hook
 
 
 def lines(manifest: Any) -> list[str]:
@@ -78,7 +77,7 @@ def test_an_object_where_a_string_or_env_reference_goes_is_read_as_a_reference()
 
 
 def test_an_unknown_key_with_nothing_close_lists_the_allowed_keys() -> None:
-    assert lines({"hooks": [{**HOOK, "ttl": 5}]}) == [
+    assert lines({"hooks": [hook(ttl=5)]}) == [
         "hooks[0].ttl: unknown key (allowed keys: 'event', 'name', 'kind', 'toolset_name',"
         " 'tool_name', 'arguments', 'frequency', 'refresh_condition', 'timeout_seconds',"
         " 'condition', 'on_error', 'max_content_chars')"
@@ -86,7 +85,7 @@ def test_an_unknown_key_with_nothing_close_lists_the_allowed_keys() -> None:
 
 
 def test_a_choice_with_one_option_names_it_without_a_suggestion() -> None:
-    assert lines({"hooks": [{**HOOK, "kind": "tool_cal"}]}) == [
+    assert lines({"hooks": [hook(kind="tool_cal")]}) == [
         "hooks[0].kind: must be 'tool_call', got 'tool_cal'"
     ]
 
@@ -115,7 +114,7 @@ def test_bounds_are_shown_as_json_numbers() -> None:
     ],
 )
 def test_wrong_values_are_described_briefly_in_json_terms(value: object, shown: str) -> None:
-    assert lines({"hooks": [{**HOOK, "arguments": value}]}) == [
+    assert lines({"hooks": [{**hook(), "arguments": value}]}) == [  # null included
         f"hooks[0].arguments: must be an object, got {shown}"
     ]
 

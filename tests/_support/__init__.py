@@ -1,4 +1,10 @@
-"""Real helpers shared by tests: a scripted tool and OpenAI-shaped messages."""
+"""Real helpers shared by tests: a scripted tool, OpenAI-shaped messages, host tools in DI.
+
+The rest lives beside this module: :mod:`tests._support.manifests` (the clock toolset and a hook),
+:mod:`tests._support.flaky` (the flaky MCP test server in a manifest, its start log) and
+:mod:`tests._support.clocks` (a clock the test moves). One helper has one home here; a test
+module that needs it imports it rather than writing its own.
+"""
 
 from __future__ import annotations
 

@@ -144,6 +144,19 @@ def test_a_ttl_with_templated_arguments_is_an_error_at_the_refresh_condition(
     assert issue.startswith("hooks[0].refresh_condition: a TTL cannot be used with templated")
 
 
+def test_a_ttl_with_a_broken_template_is_reported_with_it_not_after_it_is_fixed() -> None:
+    ttl = {"kind": "ttl", "ttl_minutes": 0}
+    arguments = {"q": "${last_user_message.content"}
+    manifest = {"toolsets": [CLOCK], "hooks": [hook(arguments=arguments, refresh_condition=ttl)]}
+    assert issues(manifest) == [
+        "hooks[0].arguments.q: invalid JSON-e expression: unterminated '${'"
+        " in '${last_user_message.content'",
+        "hooks[0].refresh_condition.ttl_minutes: must be greater than 0",
+        "hooks[0].refresh_condition: a TTL cannot be used with templated arguments: it would"
+        " reuse the answer to one request's arguments for another's; remove refresh_condition",
+    ]
+
+
 def test_a_ttl_with_escaped_template_text_is_fine() -> None:
     ttl = {"kind": "ttl", "ttl_minutes": 5}
     manifest = {

@@ -20,6 +20,7 @@ from pydantic import (
     ValidationInfo,
     model_validator,
 )
+from pydantic_core import InitErrorDetails
 
 from agent_hooks.config._base import StrictModel, whole_float_to_int
 from agent_hooks.config._preview import FeatureSettings, PreviewField, is_preview_field
@@ -31,7 +32,7 @@ from agent_hooks.config.diagnostics._references import (
     reference_errors,
 )
 from agent_hooks.config.diagnostics._validation_errors import issues_from_validation_error
-from agent_hooks.config.hooks import HookConfig
+from agent_hooks.config.hooks import HookConfig, refresh_condition_conflict
 from agent_hooks.config.toolsets import ToolsetConfig
 from agent_hooks.errors import ConfigError, ConfigIssue
 
@@ -200,17 +201,47 @@ def _all_issues(
 ) -> list[ConfigIssue]:
     """Every error of a manifest at once (SPEC section 7), in manifest order.
 
-    pydantic reports shape and template errors together, but runs the cross-reference check only
-    on a manifest whose fields all validated; so when some did not, the references are checked
-    here on the decoded data, and an author never fixes one error only to meet another.
+    pydantic reports shape and template errors together, but skips checks that need other
+    fields to be valid: the cross-references (run only on a manifest whose fields all validated)
+    and a hook's refresh condition against its arguments. When validation failed, those are
+    checked here on the decoded data, so an author never fixes one error only to meet another.
     """
     issues = issues_from_validation_error(exc, data, ApplicationConfig)
+    hooks = _preview_enabled(context)
+    unchecked = _raw_refresh_conflicts(data) if hooks else []
     if not any(error["type"] == REFERENCE_ERROR_TYPE for error in exc.errors()):
-        references = raw_reference_errors(data, hooks=_preview_enabled(context))
-        if references:
-            more = ValidationError.from_exception_data(ApplicationConfig.__name__, references)
-            issues += issues_from_validation_error(more, data, ApplicationConfig)
+        unchecked += raw_reference_errors(data, hooks=hooks)
+    if unchecked:
+        more = ValidationError.from_exception_data(ApplicationConfig.__name__, unchecked)
+        seen = set(issues)
+        issues += [
+            issue
+            for issue in issues_from_validation_error(more, data, ApplicationConfig)
+            if issue not in seen
+        ]
     return sorted(issues, key=_manifest_order)
+
+
+def _raw_refresh_conflicts(data: Mapping[str, Any]) -> list[InitErrorDetails]:
+    """:func:`refresh_condition_conflict` on the raw hooks. The model skips it when a hook's
+    arguments or refresh condition did not validate (a broken template is still a template);
+    where it did run, the caller drops the repeat."""
+    raw_hooks = data.get("hooks")
+    errors: list[InitErrorDetails] = []
+    for index, hook in enumerate(raw_hooks if isinstance(raw_hooks, list) else []):
+        if not isinstance(hook, Mapping) or hook.get("refresh_condition") is None:
+            continue
+        conflict = refresh_condition_conflict(hook.get("event"), hook.get("arguments"))
+        if conflict is not None:
+            errors.append(
+                InitErrorDetails(
+                    type="value_error",
+                    loc=("hooks", index, "refresh_condition"),
+                    input=hook["refresh_condition"],
+                    ctx={"error": ValueError(conflict)},
+                )
+            )
+    return errors
 
 
 _SECTION_ORDER = {name: rank for rank, name in enumerate(ApplicationConfig.model_fields)}

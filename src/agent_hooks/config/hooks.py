@@ -6,6 +6,7 @@ the union, never a flag patched into an existing one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -185,20 +186,12 @@ class ToolCallHookConfig(_BaseHookConfig):
     def _ttl_fits_the_hook(
         cls, refresh_condition: TTLRefreshCondition | None, info: ValidationInfo
     ) -> TTLRefreshCondition | None:
-        """A TTL reuses the latest answer; that is wrong when nothing is injected, or when the
-        question changes with each request (templated arguments)."""
+        """See :func:`refresh_condition_conflict`."""
         if refresh_condition is None:
             return None
-        if info.data.get("event") == HookEvent.ON_COMPLETION:
-            raise ValueError(
-                "only on_request_start hooks take refresh_condition (on_completion hooks inject"
-                " nothing); remove it"
-            )
-        if is_templated(info.data.get("arguments") or {}):
-            raise ValueError(
-                "a TTL cannot be used with templated arguments: it would reuse the answer to one"
-                " request's arguments for another's; remove refresh_condition"
-            )
+        conflict = refresh_condition_conflict(info.data.get("event"), info.data.get("arguments"))
+        if conflict is not None:
+            raise ValueError(conflict)
         return refresh_condition
 
     @field_validator("condition")
@@ -232,6 +225,28 @@ class ToolCallHookConfig(_BaseHookConfig):
         if self.toolset_name is None:
             return self.tool_name
         return sanitize_toolname(f"{self.toolset_name}_{self.tool_name}")
+
+
+def refresh_condition_conflict(event: object, arguments: object) -> str | None:
+    """Why a hook with this ``event`` and these ``arguments`` cannot have a refresh condition;
+    ``None`` when it can.
+
+    A TTL reuses the latest answer; that is wrong when nothing is injected, or when the question
+    changes with each request (templated arguments). Also applied to the raw values of a manifest
+    whose arguments did not validate (a broken template is still a template), so ``validate``
+    reports both at once.
+    """
+    if event == HookEvent.ON_COMPLETION:
+        return (
+            "only on_request_start hooks take refresh_condition (on_completion hooks inject"
+            " nothing); remove it"
+        )
+    if isinstance(arguments, Mapping) and is_templated(arguments):
+        return (
+            "a TTL cannot be used with templated arguments: it would reuse the answer to one"
+            " request's arguments for another's; remove refresh_condition"
+        )
+    return None
 
 
 def _raise_problems(value: object, problems: list[TemplateProblem]) -> None:

@@ -25,7 +25,7 @@ from pydantic_core import InitErrorDetails
 from agent_hooks.config._base import StrictModel, whole_float_to_int
 from agent_hooks.config._preview import FeatureSettings, PreviewField, is_preview_field
 from agent_hooks.config._schema import strip_preview_fields
-from agent_hooks.config.diagnostics._jsontext import parse_json_text
+from agent_hooks.config.diagnostics._jsontext import decode_json_text
 from agent_hooks.config.diagnostics._references import (
     REFERENCE_ERROR_TYPE,
     raw_reference_errors,
@@ -168,11 +168,18 @@ class ApplicationConfig(StrictModel):
         """Parse and validate JSON text.
 
         Raises:
-            ConfigError: the text is not strict JSON (see :func:`parse_json_text`: no ``NaN``, no
+            ConfigError: the text is not strict JSON (see :func:`decode_json_text`: no ``NaN``, no
                 key repeated in one object), or the manifest is invalid.
         """
-        data = parse_json_text(text, source=source)
-        return cls.from_dict(data, preview=preview, source=source)
+        data, repeated = decode_json_text(text, source=source)
+        if not repeated:
+            return cls.from_dict(data, preview=preview, source=source)
+        try:  # the manifest's other errors belong in the same report (SPEC section 7)
+            cls.from_dict(data, preview=preview, source=source)
+        except ConfigError as exc:
+            issues = sorted([*repeated, *exc.issues], key=_manifest_order)
+            raise ConfigError(issues, source=source) from exc
+        raise ConfigError(repeated, source=source)
 
     @classmethod
     def from_file(cls, path: str | Path, *, preview: bool | None = None) -> ApplicationConfig:
@@ -248,8 +255,11 @@ _SECTION_ORDER = {name: rank for rank, name in enumerate(ApplicationConfig.model
 
 
 def _manifest_order(issue: ConfigIssue) -> tuple[int, int]:
-    """Issues by top-level field (in the model's order) and element index; the sort is stable,
-    so the issues of one element keep the order they were found in."""
+    """Issues by top-level field (the whole manifest first, then the model's field order) and
+    element index; the sort is stable, so the issues of one element keep the order they were
+    found in."""
+    if issue.path == "$":
+        return (-1, -1)
     section, _, rest = issue.path.partition("[")
     section = section.split(".", 1)[0]
     index = rest.split("]", 1)[0]

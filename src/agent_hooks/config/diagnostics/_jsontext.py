@@ -13,7 +13,7 @@ from typing import Any
 from agent_hooks.config.diagnostics._validation_errors import format_path
 from agent_hooks.errors import ConfigError, ConfigIssue
 
-__all__ = ["parse_json_text"]
+__all__ = ["decode_json_text", "parse_json_text"]
 
 
 def parse_json_text(text: str, *, source: str | None = None) -> object:
@@ -25,6 +25,20 @@ def parse_json_text(text: str, *, source: str | None = None) -> object:
 
     Raises:
         ConfigError: the text is not JSON, or an object repeats a key (every repeat is listed).
+    """
+    data, repeated = decode_json_text(text, source=source)
+    if repeated:
+        raise ConfigError(repeated, source=source)
+    return data
+
+
+def decode_json_text(text: str, *, source: str | None = None) -> tuple[object, list[ConfigIssue]]:
+    """:func:`parse_json_text` that hands back the data of a text whose objects repeat keys
+    (the last value of each, as :func:`json.loads` keeps) with one issue per repeat, so the
+    manifest can still be checked for its other errors in the same pass.
+
+    Raises:
+        ConfigError: the text is not JSON.
     """
     repeats: list[tuple[int, str]] = []
 
@@ -54,9 +68,7 @@ def parse_json_text(text: str, *, source: str | None = None) -> object:
         raise ConfigError([issue], source=source) from exc
     except _NotJsonError as exc:
         raise ConfigError([ConfigIssue("$", f"invalid JSON: {exc}")], source=source) from exc
-    if repeats:
-        raise ConfigError(_repeated_key_issues(data, repeats), source=source)
-    return data
+    return data, _repeated_key_issues(data, repeats) if repeats else []
 
 
 class _NotJsonError(ValueError):

@@ -1,4 +1,5 @@
-"""A chat-completions upstream that records what it received, for the proxy tests.
+"""An upstream that records what it received, for the proxy tests: Chat Completions, the
+Responses API, Anthropic Messages and the model list.
 
 Run as ``python upstream_server.py PORT``. The request's ``model`` picks the behaviour: an
 ordinary answer (streamed when asked), ``gated`` (streams one chunk, then waits for
@@ -7,6 +8,7 @@ Faults: ``leaky`` (a 401 quoting the credentials it got), ``broken`` (the body, 
 stops half-way: the connection is cut), ``stalled`` (the body stops half-way and the connection
 stays open) and ``hold`` (nothing after the headers, or after the first chunk, until the proxy
 closes the request; ``GET /_closed`` counts those closes).
+Responses answers have ids ``resp_up_{n}``, one per request.
 ``GET /_received`` returns each request's headers and body; ``DELETE /_received`` forgets them.
 """
 
@@ -25,7 +27,14 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 ANSWER = "Hello from upstream"
-_RECORDED_HEADERS = ("authorization", "api-key", "x-conversation-id")
+_RECORDED_HEADERS = (
+    "authorization",
+    "api-key",
+    "x-conversation-id",
+    "x-api-key",
+    "anthropic-version",
+    "anthropic-beta",
+)
 _received: list[dict[str, Any]] = []
 _release: anyio.Event | None = None
 _closed: list[str] = []
@@ -53,10 +62,21 @@ async def _tool_call_stream() -> AsyncIterator[bytes]:
     yield b"data: [DONE]\n\n"
 
 
-async def chat_completions(request: Request) -> Response:
-    body = json.loads(await request.body())
+async def _record(request: Request) -> dict[str, Any]:
+    body = json.loads(await request.body()) if request.method == "POST" else None
     headers = {k: v for k, v in request.headers.items() if k in _RECORDED_HEADERS}
     _received.append({"path": request.url.path, "headers": headers, "body": body})
+    return body or {}
+
+
+def _gate(model: Any) -> anyio.Event | None:
+    global _release
+    _release = anyio.Event() if model == "gated" else None
+    return _release
+
+
+async def chat_completions(request: Request) -> Response:
+    body = await _record(request)
     model = body.get("model")
     if model in _FAULTS:
         return _FAULTS[model](request, body.get("stream") is True)
@@ -66,9 +86,8 @@ async def chat_completions(request: Request) -> Response:
     if model == "slow":
         await anyio.sleep(5)
     if body.get("stream"):
-        global _release
-        _release = anyio.Event() if model == "gated" else None
-        chunks = _tool_call_stream() if model == "tool-call" else _stream(_release)
+        gate = _gate(model)
+        chunks = _tool_call_stream() if model == "tool-call" else _stream(gate)
         return StreamingResponse(chunks, media_type="text/event-stream")
     message: dict[str, Any] = {"role": "assistant", "content": ANSWER, "refusal": None}
     if model == "tool-call":
@@ -126,6 +145,102 @@ async def closed(_: Request) -> Response:
     return JSONResponse(len(_closed))
 
 
+def _event(payload: dict[str, Any]) -> bytes:
+    return f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n".encode()
+
+
+async def responses(request: Request) -> Response:
+    body = await _record(request)
+    model = body.get("model")
+    response_id = f"resp_up_{len(_received)}"
+    item: dict[str, Any] = {
+        "type": "message",
+        "id": f"msg_{response_id}",
+        "status": "completed",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": ANSWER, "annotations": []}],
+    }
+    if model == "tool-call":
+        item = {
+            "type": "function_call",
+            "id": "fc_9",
+            "call_id": "call_9",
+            "name": "f",
+            "arguments": "{}",
+            "status": "completed",
+        }
+    response = {
+        "id": response_id,
+        "object": "response",
+        "created_at": 1,
+        "status": "completed",
+        "model": model,
+        "output": [item],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+    }
+    if not body.get("stream"):
+        return JSONResponse(response, headers={"x-upstream": "kept"})
+    gate = _gate(model)
+
+    async def events() -> AsyncIterator[bytes]:
+        yield _event({"type": "response.created", "response": {**response, "output": []}})
+        delta = {"item_id": item["id"], "output_index": 0, "content_index": 0}
+        yield _event({"type": "response.output_text.delta", **delta, "delta": "Hello"})
+        if gate is not None:
+            await gate.wait()
+        yield _event({"type": "response.output_text.delta", **delta, "delta": " from upstream"})
+        yield _event({"type": "response.completed", "response": response})
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
+async def messages(request: Request) -> Response:
+    body = await _record(request)
+    model = body.get("model")
+    block: dict[str, Any] = {"type": "text", "text": ANSWER}
+    if model == "tool-call":
+        block = {"type": "tool_use", "id": "toolu_9", "name": "f", "input": {}}
+    message = {
+        "id": f"msg_up_{len(_received)}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [block],
+        "stop_reason": "tool_use" if model == "tool-call" else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    if not body.get("stream"):
+        return JSONResponse(message, headers={"x-upstream": "kept"})
+    gate = _gate(model)
+
+    async def events() -> AsyncIterator[bytes]:
+        start = {**message, "content": [], "stop_reason": None}
+        yield _event({"type": "message_start", "message": start})
+        empty = {**block, "text": ""} if block["type"] == "text" else block
+        yield _event({"type": "content_block_start", "index": 0, "content_block": empty})
+        if block["type"] == "text":
+            for piece in ("Hello", " from upstream"):
+                delta = {"type": "text_delta", "text": piece}
+                yield _event({"type": "content_block_delta", "index": 0, "delta": delta})
+                if gate is not None and piece == "Hello":
+                    await gate.wait()
+        yield _event({"type": "content_block_stop", "index": 0})
+        stop = {"stop_reason": message["stop_reason"], "stop_sequence": None}
+        yield _event({"type": "message_delta", "delta": stop, "usage": {"output_tokens": 1}})
+        yield _event({"type": "message_stop"})
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
+async def models(request: Request) -> Response:
+    await _record(request)
+    model = {"id": "up-model", "object": "model", "created": 1, "owned_by": "upstream"}
+    return JSONResponse({"object": "list", "data": [model]})
+
+
 async def received(request: Request) -> Response:
     if request.method == "DELETE":
         _received.clear()
@@ -142,6 +257,9 @@ def main() -> None:
     app = Starlette(
         routes=[
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/responses", responses, methods=["POST"]),
+            Route("/v1/messages", messages, methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
             Route("/_received", received, methods=["GET", "DELETE"]),
             Route("/_release", release, methods=["POST"]),
             Route("/_closed", closed),

@@ -23,13 +23,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_hooks import HookEvent, HookRunner, aclose_app
 from agent_hooks.config import ApplicationConfig
-from agent_hooks.serve._dialects import CHAT
+from agent_hooks.serve._dialects import ANTHROPIC, CHAT, RESPONSES
 from agent_hooks.serve._errors import BadRequest
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES
 from agent_hooks.serve._metrics import CONTENT_TYPE_LATEST, Metrics
 from agent_hooks.serve._proxy import HooksProxy, error_response
+from agent_hooks.serve._tools import ToolCatalog
 from agent_hooks.serve._upstream import UpstreamClient
 from agent_hooks.state import ConversationStore
+from agent_hooks.toolsets import ToolRegistry
 
 __all__ = ["ServeSettings", "create_app"]
 
@@ -57,6 +59,8 @@ class ServeSettings:
     """``False`` while preview features are off: requests are forwarded without hooks."""
     metrics: Metrics = field(default_factory=Metrics)
     """Served at ``GET /metrics``; the store's ``on_error`` counts into it too."""
+    anthropic_upstream: str | None = None
+    """``--anthropic-upstream``: where ``/v1/messages`` goes; ``upstream`` when not given."""
 
 
 def create_app(settings: ServeSettings) -> Starlette:
@@ -68,17 +72,22 @@ def create_app(settings: ServeSettings) -> Starlette:
             injector = settings.injector
             stack.push_async_callback(aclose_app, injector)
             stack.push_async_callback(settings.store.aclose)
-            upstream = UpstreamClient(
-                settings.upstream,
-                timeout_seconds=settings.upstream_timeout_seconds,
-                api_key=settings.upstream_api_key,
-                forward_auth=settings.forward_auth,
-            )
-            stack.push_async_callback(upstream.aclose)
+
+            def upstream_client(base_url: str | None) -> UpstreamClient:
+                client = UpstreamClient(
+                    base_url,
+                    timeout_seconds=settings.upstream_timeout_seconds,
+                    api_key=settings.upstream_api_key,
+                    forward_auth=settings.forward_auth,
+                )
+                stack.push_async_callback(client.aclose)
+                return client
+
+            runner = injector.get(HookRunner) if settings.hooks else None
             app.state.proxy = HooksProxy(
-                injector.get(HookRunner) if settings.hooks else None,
+                runner,
                 settings.store,
-                upstream,
+                upstream_client(settings.upstream),
                 has_completion_hooks=any(
                     hook.event == HookEvent.ON_COMPLETION
                     for hook in injector.get(ApplicationConfig).hooks or ()
@@ -86,6 +95,12 @@ def create_app(settings: ServeSettings) -> Starlette:
                 tenant_header=settings.tenant_header,
                 max_body_bytes=settings.max_body_bytes,
                 metrics=settings.metrics,
+                tools=ToolCatalog(runner, injector.get(ToolRegistry)),
+                anthropic_upstream=(
+                    upstream_client(settings.anthropic_upstream)
+                    if settings.anthropic_upstream
+                    else None
+                ),
             )
             logger.info(
                 "ready upstream=%s state=%s",
@@ -97,6 +112,18 @@ def create_app(settings: ServeSettings) -> Starlette:
     async def chat_completions(request: Request) -> Response:
         proxy: HooksProxy = request.app.state.proxy
         return await proxy.handle(request, CHAT, deployment=request.path_params.get("name"))
+
+    async def responses(request: Request) -> Response:
+        proxy: HooksProxy = request.app.state.proxy
+        return await proxy.handle(request, RESPONSES)
+
+    async def messages(request: Request) -> Response:
+        proxy: HooksProxy = request.app.state.proxy
+        return await proxy.handle(request, ANTHROPIC)
+
+    async def models(request: Request) -> Response:
+        proxy: HooksProxy = request.app.state.proxy
+        return await proxy.models(request)
 
     async def healthz(request: Request) -> Response:
         request.state.route = "healthz"
@@ -112,6 +139,9 @@ def create_app(settings: ServeSettings) -> Starlette:
             Route(
                 "/openai/deployments/{name}/chat/completions", chat_completions, methods=["POST"]
             ),
+            Route("/v1/responses", responses, methods=["POST"]),
+            Route("/v1/messages", messages, methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),
         ],
@@ -122,10 +152,11 @@ def create_app(settings: ServeSettings) -> Starlette:
     return app
 
 
-async def _http_error(_: Request, exc: Exception) -> Response:
-    """Unknown routes and methods answer in OpenAI's error shape too."""
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Unknown routes and methods answer in the error shape of the client's dialect too."""
     assert isinstance(exc, HTTPException)
-    return error_response(BadRequest(exc.detail, status=exc.status_code))
+    dialect = ANTHROPIC if "anthropic-version" in request.headers else CHAT
+    return error_response(BadRequest(exc.detail, status=exc.status_code), dialect)
 
 
 class AccessLog:

@@ -35,14 +35,20 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ign
     serve = commands.add_parser(
         "serve",
         help="an OpenAI-compatible proxy that runs the manifest's hooks",
-        description="Serve /v1/chat/completions, running the manifest's hooks on every request.",
+        description="Serve /v1/chat/completions, /v1/responses and /v1/messages, running the"
+        " manifest's hooks on every request.",
     )
     serve.add_argument("manifest", type=Path)
     serve.add_argument(
         "--upstream",
         metavar="URL",
-        help="the model's base URL (requests go to URL/v1/chat/completions);"
-        " without it an echo model lists the synthetic pairs it receives",
+        help="the model's base URL (requests go to URL/v1/chat/completions, URL/v1/responses,"
+        " URL/v1/messages); without it an echo model lists the synthetic pairs it receives",
+    )
+    serve.add_argument(
+        "--anthropic-upstream",
+        metavar="URL",
+        help="where /v1/messages goes instead (URL/v1/messages), e.g. https://api.anthropic.com",
     )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
@@ -135,6 +141,7 @@ def run_serve(args: argparse.Namespace) -> int:
         max_body_bytes=args.max_body_bytes,
         hooks=hooks,
         metrics=metrics,
+        anthropic_upstream=args.anthropic_upstream,
     )
     try:
         listening = _listen(args.host, args.port)

@@ -24,16 +24,25 @@ Pair = tuple[dict[str, Any], dict[str, Any]]
 
 
 def conversation_id(
-    headers: Mapping[str, str], user: str | None, messages: Sequence[Mapping[str, Any]]
+    headers: Mapping[str, str],
+    user: str | None,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    named: str | None = None,
 ) -> str | None:
-    """The ``X-Conversation-Id`` header, else ``user`` plus the first user message's hash.
+    """The ``X-Conversation-Id`` header, else ``named``, else ``user`` plus the first user
+    message's hash.
 
-    ``messages`` is the history a dialect read from the body. ``None`` when there is neither:
-    such a request has no stored state, so two clients never share one by accident.
+    ``named`` is a conversation the body names (Responses: its ``conversation``, or the one
+    recorded for its ``previous_response_id``); ``messages`` is the history a dialect read from
+    the body. ``None`` when there is none of these: such a request has no stored state, so two
+    clients never share one by accident.
     """
     explicit = headers.get(CONVERSATION_HEADER, "").strip()
     if explicit:
         return explicit
+    if named:
+        return named
     first = _first_user_index(messages)
     if not user or first is None:
         return None
@@ -57,12 +66,14 @@ def synthetic_pairs(messages: Sequence[Mapping[str, Any]]) -> list[Pair]:
 
 
 def reapply_pairs(
-    messages: Sequence[dict[str, Any]], stored: Sequence[Pair]
+    messages: Sequence[dict[str, Any]], stored: Sequence[Pair], *, before: bool = False
 ) -> list[dict[str, Any]]:
     """``messages`` with the stored pairs after the first user message, in stored order.
 
     Pairs whose call id the client already sent are left out, so a client that does send them
-    back sees each once. Without a user message the pairs go at the end.
+    back sees each once. Without a user message the pairs go at the end. ``before`` puts them
+    before every message instead: the upstream holds the earlier turns (Responses'
+    ``previous_response_id``), so the stored pairs come before all the request sends.
     """
     sent = _call_ids(messages)
     missing = [
@@ -71,7 +82,7 @@ def reapply_pairs(
     if not missing:
         return list(messages)
     first = _first_user_index(messages)
-    at = len(messages) if first is None else first + 1
+    at = 0 if before else len(messages) if first is None else first + 1
     return [*messages[:at], *missing, *messages[at:]]
 
 

@@ -1,7 +1,8 @@
-"""The embedded echo model: lets a manifest author try hooks with any OpenAI client, no model.
+"""The embedded echo model: lets a manifest author try hooks with any client, no model.
 
 It answers with one assistant message listing the synthetic pairs it received, one line each
-(``{function name}: {content}``, the content on one line), or ``no synthetic pairs``. It is an
+(``{function name}: {content}``, the content on one line), or ``no synthetic pairs``, in each
+dialect's own answer and event stream, with a fresh id every time. It is an
 ordinary ASGI app, so the proxy reaches it through the same upstream client as a real model, and
 the benchmark serves it on its own as a fast upstream.
 """
@@ -11,7 +12,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+import uuid
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -20,8 +22,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from agent_hooks.injection._ids import is_synthetic_call_id
+from agent_hooks.serve._dialects import ANTHROPIC, RESPONSES
 
-__all__ = ["echo_app", "echo_text"]
+__all__ = ["MODELS", "echo_app", "echo_text"]
 
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 
@@ -56,11 +59,12 @@ async def _chat_completions(request: Request) -> Response:
     text = echo_text(body.get("messages") or [])
     model = body.get("model") or "echo"
     created = int(time.time())
+    answer_id = _fresh_id("chatcmpl-")
     if body.get("stream") is True:
-        return StreamingResponse(_chunks(text, model, created), media_type="text/event-stream")
+        return _events(_chunks(answer_id, text, model, created))
     return JSONResponse(
         {
-            "id": "chatcmpl-echo",
+            "id": answer_id,
             "object": "chat.completion",
             "created": created,
             "model": model,
@@ -76,16 +80,13 @@ async def _chat_completions(request: Request) -> Response:
     )
 
 
-async def _chunks(text: str, model: str, created: int) -> AsyncIterator[bytes]:
+def _chunks(answer_id: str, text: str, model: str, created: int) -> Iterator[bytes]:
     """The answer as OpenAI stream chunks: the role, one chunk per line, the finish, ``[DONE]``."""
-    lines = text.split("\n")
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
-    deltas += [
-        {"content": line + ("\n" if i < len(lines) - 1 else "")} for i, line in enumerate(lines)
-    ]
+    deltas += [{"content": piece} for piece in _pieces(text)]
     for delta in [*deltas, None]:
         chunk = {
-            "id": "chatcmpl-echo",
+            "id": answer_id,
             "object": "chat.completion.chunk",
             "created": created,
             "model": model,
@@ -101,6 +102,136 @@ async def _chunks(text: str, model: str, created: int) -> AsyncIterator[bytes]:
     yield b"data: [DONE]\n\n"
 
 
+async def _responses(request: Request) -> Response:
+    body = json.loads(await request.body())
+    text = echo_text(RESPONSES.parse(json.dumps(body).encode()).history)
+    created = int(time.time())
+    message_id = _fresh_id("msg_")
+    part = {"type": "output_text", "text": text, "annotations": []}
+    message = {
+        "type": "message",
+        "id": message_id,
+        "status": "completed",
+        "role": "assistant",
+        "content": [part],
+    }
+    response: dict[str, Any] = {
+        "id": _fresh_id("resp_"),
+        "object": "response",
+        "created_at": created,
+        "status": "completed",
+        "error": None,
+        "incomplete_details": None,
+        "instructions": body.get("instructions"),
+        "model": body.get("model") or "echo",
+        "output": [message],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "previous_response_id": body.get("previous_response_id"),
+        "usage": {
+            "input_tokens": 0,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 0,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 0,
+        },
+    }
+    if body.get("stream") is not True:
+        return JSONResponse(response)
+    started = {**response, "status": "in_progress", "output": []}
+    at = {"item_id": message_id, "output_index": 0, "content_index": 0}
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": started}]
+    events += [
+        {"type": "response.output_text.delta", **at, "delta": piece} for piece in _pieces(text)
+    ]
+    events += [
+        {"type": "response.output_text.done", **at, "text": text},
+        {"type": "response.completed", "response": response},
+    ]
+    return _events(
+        _named_event({**event, "sequence_number": number}) for number, event in enumerate(events)
+    )
+
+
+async def _messages(request: Request) -> Response:
+    body = json.loads(await request.body())
+    text = echo_text(ANTHROPIC.parse(json.dumps(body).encode()).history)
+    message: dict[str, Any] = {
+        "id": _fresh_id("msg_"),
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model") or "echo",
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }
+    if body.get("stream") is not True:
+        return JSONResponse(message)
+    started = {**message, "content": [], "stop_reason": None}
+    events: list[dict[str, Any]] = [
+        {"type": "message_start", "message": started},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    ]
+    events += [
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
+        for piece in _pieces(text)
+    ]
+    events += [
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 0},
+        },
+        {"type": "message_stop"},
+    ]
+    return _events(_named_event(event) for event in events)
+
+
+MODELS = {
+    "object": "list",
+    "data": [{"id": "echo", "object": "model", "created": 0, "owned_by": "agent-hooks"}],
+}
+"""The echo model's ``GET /v1/models`` answer (SPEC 13)."""
+
+
+async def _models(_: Request) -> Response:
+    return JSONResponse(MODELS)
+
+
+def _pieces(text: str) -> list[str]:
+    """The text in stream-sized pieces: one per line, each but the last with its newline."""
+    lines = text.split("\n")
+    return [line + ("\n" if i < len(lines) - 1 else "") for i, line in enumerate(lines)]
+
+
+def _fresh_id(prefix: str) -> str:
+    """A new id for every answer, so clients that key on ids (caches, threads) never collide."""
+    return f"{prefix}{uuid.uuid4().hex}"
+
+
+def _named_event(event: Mapping[str, Any]) -> bytes:
+    """One server-sent event named by its ``type``, as the Responses and Messages APIs send."""
+    return f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
+
+
+def _events(chunks: Iterable[bytes]) -> StreamingResponse:
+    async def stream() -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            yield chunk
+
+    return StreamingResponse(stream(), media_type="text/event-stream")
+
+
 def echo_app() -> Starlette:
-    """The echo model's app: ``POST /v1/chat/completions``, streaming or not."""
-    return Starlette(routes=[Route("/v1/chat/completions", _chat_completions, methods=["POST"])])
+    """The echo model's app: the three dialects' routes, streaming or not, and its model list."""
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", _chat_completions, methods=["POST"]),
+            Route("/v1/responses", _responses, methods=["POST"]),
+            Route("/v1/messages", _messages, methods=["POST"]),
+            Route("/v1/models", _models, methods=["GET"]),
+        ]
+    )

@@ -10,7 +10,7 @@ answer in the dialect's own error shape, in :meth:`HooksProxy.handle`. The HTTP 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -20,11 +20,19 @@ from starlette.responses import JSONResponse, Response
 
 from agent_hooks import HookEvent, HookFailedError, HookRunner, HookRunRecord
 from agent_hooks.serve._conversation import (
+    CONVERSATION_HEADER,
     conversation_id,
     reapply_pairs,
     synthetic_pairs,
 )
-from agent_hooks.serve._dialects import CHAT, Dialect, ParsedRequest, RenderContext
+from agent_hooks.serve._dialects import (
+    ANTHROPIC,
+    CHAT,
+    Dialect,
+    ParsedRequest,
+    RenderContext,
+    synthetic_call_id,
+)
 from agent_hooks.serve._errors import ProxyError
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES, check_conversation_header, read_body
 from agent_hooks.serve._metrics import Metrics
@@ -35,6 +43,7 @@ from agent_hooks.serve._relay import (
     unless_client_leaves,
 )
 from agent_hooks.serve._tenancy import remove_client_pairs, tenant_of
+from agent_hooks.serve._tools import ToolCatalog
 from agent_hooks.serve._upstream import UpstreamClient, passthrough_headers
 from agent_hooks.state import ConversationStore
 
@@ -70,6 +79,8 @@ class HooksProxy:
     """Runs the hooks around one upstream call per request; shared by all requests.
 
     ``runner`` is ``None`` when preview features are off: requests are forwarded without hooks.
+    ``anthropic_upstream`` answers the Anthropic route (``--anthropic-upstream``); by default the
+    same upstream answers every route.
     """
 
     def __init__(
@@ -79,13 +90,17 @@ class HooksProxy:
         upstream: UpstreamClient,
         *,
         has_completion_hooks: bool,
+        tools: ToolCatalog,
         tenant_header: str | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         metrics: Metrics | None = None,
+        anthropic_upstream: UpstreamClient | None = None,
     ) -> None:
         self._runner = runner
         self._store = store
         self._upstream = upstream
+        self._anthropic_upstream = anthropic_upstream or upstream
+        self._tools = tools
         self._has_completion_hooks = has_completion_hooks and runner is not None
         self._tenant_header = tenant_header
         self._max_body_bytes = max_body_bytes
@@ -112,33 +127,45 @@ class HooksProxy:
         messages, forged = remove_client_pairs(parsed.history)
         if forged:
             logger.warning("removed %d synthetic pair(s) sent by the client", forged)
-        conversation = conversation_id(request.headers, parsed.user, messages)
-        context = _hook_context(parsed, conversation)
-        owned = conversation if tenant is not None else None  # nobody's: no stored state
+        owned: str | None = None  # nobody's conversation without a tenant: no stored state
+        if tenant is not None:
+            owned = await self._conversation(request.headers, parsed, messages, tenant)
+        context = _hook_context(parsed, owned)
         stored = await self._store.load(owned, tenant=tenant) if owned else []
-        history = await self._run_hooks(request, reapply_pairs(messages, stored), context)
-        forwarded = parsed.render(history, RenderContext())
+        hooks_input = reapply_pairs(messages, stored, before=parsed.held)
+        history, records = await self._run_hooks(request, hooks_input, context)
+        forwarded = parsed.render(
+            history, await self._render_context(parsed, history, stored, records)
+        )
 
-        async def save() -> None:
-            if owned is not None:
-                pairs = synthetic_pairs(history)
-                if pairs or stored:
-                    await self._store.save(owned, pairs, tenant=tenant)
+        async def commit(response_id: str | None) -> None:
+            """Save the turn's pairs once the client has the whole answer. A Responses answer
+            also records which conversation its id belongs to (a first turn with none starts its
+            own, named by that id), so a follow-up naming it finds the pairs."""
+            if tenant is None:
+                return
+            conversation = owned
+            if response_id is not None:
+                conversation = conversation or f"response:{response_id}"
+                await self._store.link(response_id, conversation, tenant=tenant)
+            pairs = synthetic_pairs(history)
+            if conversation and (pairs or stored):
+                await self._store.save(conversation, pairs, tenant=tenant)
 
+        upstream = self._anthropic_upstream if dialect is ANTHROPIC else self._upstream
         answer = await unless_client_leaves(
             request.receive,
-            self._upstream.send(dialect.upstream_path, forwarded, request.headers),
+            upstream.send(dialect.upstream_path, forwarded, request.headers, dialect.credentials),
         )
         if answer.headers.get("content-type", "").startswith("text/event-stream"):
-            return self._relay(dialect, answer, history, context, save)
-        content = await unless_client_leaves(request.receive, self._upstream.read(answer))
+            return self._relay(dialect, answer, history, context, commit)
+        content = await unless_client_leaves(request.receive, upstream.read(answer))
         task = None
         if answer.is_success:
-            await save()
-            if self._has_completion_hooks:
-                final = dialect.answer_from_json(content).message
-                if final is not None:
-                    task = BackgroundTask(self._complete, [*history, final], context)
+            final = dialect.answer_from_json(content)
+            await commit(final.response_id)
+            if self._has_completion_hooks and final.message is not None:
+                task = BackgroundTask(self._complete, [*history, final.message], context)
         return Response(
             content,
             status_code=answer.status_code,
@@ -146,16 +173,75 @@ class HooksProxy:
             background=task,
         )
 
+    async def models(self, request: Request) -> Response:
+        """The upstream's model list as it came, or the echo model's (SPEC 13).
+
+        A client that sends ``anthropic-version`` is an Anthropic client: its list comes from the
+        Anthropic upstream, with Anthropic's credentials and error shape.
+        """
+        request.state.route = "models"
+        dialect = ANTHROPIC if "anthropic-version" in request.headers else CHAT
+        upstream = self._anthropic_upstream if dialect is ANTHROPIC else self._upstream
+        try:
+            answer = await upstream.get("/v1/models", request.headers, dialect.credentials)
+            content = await upstream.read(answer)
+        except ProxyError as exc:
+            return error_response(exc, dialect)
+        return Response(
+            content, status_code=answer.status_code, headers=passthrough_headers(answer)
+        )
+
+    async def _conversation(
+        self,
+        headers: Mapping[str, str],
+        parsed: ParsedRequest,
+        messages: Sequence[Mapping[str, Any]],
+        tenant: str,
+    ) -> str | None:
+        """SPEC 12 and 13: the header, the conversation the body names (Responses: its
+        ``conversation``, or the one recorded for its ``previous_response_id``), the user."""
+        named = parsed.named_conversation
+        previous = parsed.previous_response_id
+        if named is None and previous is not None and CONVERSATION_HEADER not in headers:
+            named = await self._store.linked(previous, tenant=tenant)
+        return conversation_id(headers, parsed.user, messages, named=named)
+
+    async def _render_context(
+        self,
+        parsed: ParsedRequest,
+        history: list[dict[str, Any]],
+        stored: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+        records: Sequence[HookRunRecord],
+    ) -> RenderContext:
+        """Which pairs the upstream already holds, and the definitions of the pairs' tools."""
+        unsent: frozenset[str] = frozenset()
+        if parsed.held:
+            unsent = frozenset(
+                {
+                    *(tool["tool_call_id"] for _, tool in stored),
+                    *(r.call_id for r in records if r.outcome == "replaced" and r.call_id),
+                }
+            )
+        tools = {}
+        if parsed.needs_tool_definitions():
+            names = [
+                message["tool_calls"][0]["function"]["name"]
+                for message in history
+                if message.get("role") == "assistant" and synthetic_call_id(message)
+            ]
+            tools = await self._tools.definitions(names) if names else {}
+        return RenderContext(unsent=unsent, tools=tools)
+
     async def _run_hooks(
         self, request: Request, messages: list[dict[str, Any]], context: dict[str, str]
-    ) -> list[dict[str, Any]]:
-        """The history to forward: the hooks' result, or ``messages`` itself without hooks.
+    ) -> tuple[list[dict[str, Any]], list[HookRunRecord]]:
+        """The history to forward and the hooks' records: ``messages`` itself without hooks.
 
         Raises:
             HookFailed: a hook with ``on_error: fail`` failed (424).
         """
         if self._runner is None:
-            return messages
+            return messages, []
         try:
             run = await self._runner.run(HookEvent.ON_REQUEST_START, messages, request=context)
         except HookFailedError as exc:
@@ -164,7 +250,7 @@ class HooksProxy:
             raise HookFailed(str(exc)) from exc
         self._metrics.hooks(run.records)
         request.state.hooks = _outcomes(run.records)
-        return [message.to_openai() for message in run.messages]
+        return [message.to_openai() for message in run.messages], run.records
 
     def _relay(
         self,
@@ -172,9 +258,12 @@ class HooksProxy:
         answer: httpx.Response,
         history: list[dict[str, Any]],
         context: dict[str, str],
-        save: Callable[[], Awaitable[None]],
+        commit: Callable[[str | None], Awaitable[None]],
     ) -> StreamRelay:
-        """Pass the upstream's events on as they arrive; reassemble the answer on the way."""
+        """Pass the upstream's events on as they arrive; reassemble the answer on the way.
+
+        The turn is committed (with a Responses answer's id) before the stream's last frame.
+        """
         headers = passthrough_headers(answer)
 
         def shaped(error: ProxyError) -> dict[str, Any]:
@@ -195,7 +284,7 @@ class HooksProxy:
             error_body=shaped,
             on_chunk=streamed.feed,
             answer_done=lambda: streamed.done,
-            before_end=save,
+            before_end=lambda: commit(streamed.response_id),
             after=after,
         )
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 import httpx
 
 from agent_hooks._scrub import register_secret, register_url, scrub
+from agent_hooks.serve._dialects import OPENAI_CREDENTIALS, Credentials
 from agent_hooks.serve._echo import echo_app
 from agent_hooks.serve._errors import ProxyError
 
@@ -27,7 +28,6 @@ __all__ = [
 ]
 
 _ECHO_BASE_URL = "http://echo.invalid"
-_CLIENT_CREDENTIALS = ("authorization", "api-key")
 _NOT_PASSED_BACK = frozenset(
     {
         "connection",
@@ -70,8 +70,9 @@ class UpstreamTimeout(UpstreamError):
 class UpstreamClient:
     """Posts bodies to ``{base_url}{path}``, or to the echo model without a base URL.
 
-    ``api_key`` (``AGENT_HOOKS_UPSTREAM_API_KEY``) is sent as a bearer token; with
-    ``forward_auth`` the client's own ``Authorization``/``api-key`` headers go instead.
+    ``api_key`` (``AGENT_HOOKS_UPSTREAM_API_KEY``) is sent as each dialect's credentials say
+    (a bearer token, Anthropic's ``x-api-key``); with ``forward_auth`` the client's own
+    credential headers go instead.
     """
 
     def __init__(
@@ -98,7 +99,11 @@ class UpstreamClient:
             register_url(base_url)
 
     async def send(
-        self, path: str, body: bytes, client_headers: Mapping[str, str]
+        self,
+        path: str,
+        body: bytes,
+        client_headers: Mapping[str, str],
+        credentials: Credentials = OPENAI_CREDENTIALS,
     ) -> httpx.Response:
         """POST ``body`` to ``path`` and open the answer as a stream; the caller closes it.
 
@@ -106,9 +111,24 @@ class UpstreamClient:
             UpstreamTimeout: no answer in time.
             UpstreamUnreachable: no connection, or it broke before the status line.
         """
-        request = self._client.build_request(
-            "POST", path, content=body, headers=self._headers(client_headers)
+        headers = self._headers(client_headers, credentials)
+        return await self._open(
+            self._client.build_request("POST", path, content=body, headers=headers)
         )
+
+    async def get(
+        self, path: str, client_headers: Mapping[str, str], credentials: Credentials
+    ) -> httpx.Response:
+        """GET ``path`` (the model list) and open the answer as a stream; the caller closes it.
+
+        Raises:
+            UpstreamTimeout: no answer in time.
+            UpstreamUnreachable: no connection, or it broke before the status line.
+        """
+        headers = self._headers(client_headers, credentials)
+        return await self._open(self._client.build_request("GET", path, headers=headers))
+
+    async def _open(self, request: httpx.Request) -> httpx.Response:
         try:
             return await self._client.send(request, stream=True)
         except httpx.TimeoutException as exc:
@@ -141,18 +161,16 @@ class UpstreamClient:
             return body
         return scrub(body.decode("utf-8", errors="replace")).encode()
 
-    def _headers(self, client_headers: Mapping[str, str]) -> dict[str, str]:
+    def _headers(
+        self, client_headers: Mapping[str, str], credentials: Credentials
+    ) -> dict[str, str]:
         headers = {"content-type": "application/json", "accept-encoding": "identity"}
+        forwarded = credentials.passthrough
         if self._forward_auth:
-            headers.update(
-                {
-                    name: client_headers[name]
-                    for name in _CLIENT_CREDENTIALS
-                    if name in client_headers
-                }
-            )
+            forwarded += credentials.client_headers
         elif self._api_key:
-            headers["authorization"] = f"Bearer {self._api_key}"
+            headers[credentials.key_header] = credentials.key_format.format(self._api_key)
+        headers.update({name: client_headers[name] for name in forwarded if name in client_headers})
         return headers
 
     async def aclose(self) -> None:

@@ -71,6 +71,13 @@ def state_key(tenant: str | None, conversation_id: str) -> str:
     return f"{owner}:{conversation_id}"
 
 
+def _link_key(tenant: str | None, response_id: str) -> str:
+    """Where :meth:`ConversationStore.link` keeps a response's conversation: the owner part of
+    :func:`state_key`, then ``/`` where a conversation key has ``:``, so no key is both."""
+    owner = state_key(tenant, "").removesuffix(":")
+    return f"{owner}/{response_id}"
+
+
 def retained_pairs(pairs: Sequence[Pair]) -> list[Pair]:
     """What a save keeps: synthetic pairs only, the latest per identity, the newest 64, in order.
 
@@ -132,6 +139,22 @@ class ConversationStore(ABC):
         self._check_open()
         text = _encode(retained_pairs(pairs))
         await self._call(self._write(state_key(tenant, conversation_id), text), "not saved")
+
+    async def link(self, response_id: str, conversation_id: str, *, tenant: str | None) -> None:
+        """Record that ``tenant``'s answer ``response_id`` belongs to ``conversation_id``
+        (``serve``'s Responses route: a follow-up names only the answer it continues, SPEC 13).
+        Kept as long as a conversation."""
+        self._check_open()
+        await self._call(
+            self._write(_link_key(tenant, response_id), conversation_id), "link not saved"
+        )
+
+    async def linked(self, response_id: str, *, tenant: str | None) -> str | None:
+        """The conversation :meth:`link` recorded for ``tenant``'s ``response_id``; ``None`` when
+        there is none or the store failed."""
+        self._check_open()
+        text = await self._call(self._read(_link_key(tenant, response_id)), "link not loaded")
+        return text.decode() if isinstance(text, bytes) else text
 
     async def aclose(self) -> None:
         """Release the connection; safe to call twice. The host that opened the store closes it."""

@@ -4,9 +4,12 @@ One module per dialect; what they share (the request, answer and error contract,
 that writes pairs back without touching anything else) is in ``_base``.
 """
 
+from agent_hooks.serve._dialects._anthropic import ANTHROPIC
 from agent_hooks.serve._dialects._base import (
+    OPENAI_CREDENTIALS,
     Answer,
     AnswerReader,
+    Credentials,
     Dialect,
     InvalidRequest,
     ParsedRequest,
@@ -15,15 +18,21 @@ from agent_hooks.serve._dialects._base import (
     synthetic_call_id,
 )
 from agent_hooks.serve._dialects._chat import CHAT
+from agent_hooks.serve._dialects._responses import RESPONSES, ResponsesRequest
 
 __all__ = [
+    "ANTHROPIC",
     "CHAT",
+    "OPENAI_CREDENTIALS",
+    "RESPONSES",
     "Answer",
     "AnswerReader",
+    "Credentials",
     "Dialect",
     "InvalidRequest",
     "ParsedRequest",
     "RenderContext",
+    "ResponsesRequest",
     "ToolDefinition",
     "synthetic_call_id",
 ]

@@ -24,8 +24,10 @@ from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.serve._errors import BadRequest
 
 __all__ = [
+    "OPENAI_CREDENTIALS",
     "Answer",
     "AnswerReader",
+    "Credentials",
     "Dialect",
     "Entry",
     "InvalidRequest",
@@ -103,6 +105,19 @@ class ParsedRequest(abc.ABC):
     def user(self) -> str | None:
         """Who the client says the end user is (the conversation fallback of SPEC 12)."""
 
+    names_answers = False
+    """Whether answers carry an id a later request may name (Responses' response ids)."""
+
+    @property
+    def named_conversation(self) -> str | None:
+        """The conversation the body names (Responses' ``conversation`` parameter)."""
+        return None
+
+    @property
+    def previous_response_id(self) -> str | None:
+        """The answer this request continues (Responses' ``previous_response_id``)."""
+        return None
+
     @property
     def held(self) -> bool:
         """Whether the upstream holds the earlier turns (Responses' ``previous_response_id``)."""
@@ -143,12 +158,31 @@ class Answer:
     response_id: str | None = None
 
 
+@dataclass(frozen=True)
+class Credentials:
+    """How a dialect's upstream learns who calls (SPEC 12 and 13).
+
+    The proxy's own key goes in ``key_header`` (``key_format`` places it); with
+    ``--forward-auth`` the client's ``client_headers`` go instead. ``passthrough`` headers
+    (API versions, beta flags) are always forwarded.
+    """
+
+    key_header: str
+    key_format: str
+    client_headers: tuple[str, ...]
+    passthrough: tuple[str, ...] = ()
+
+
+OPENAI_CREDENTIALS = Credentials("authorization", "Bearer {}", ("authorization", "api-key"))
+
+
 class Dialect(Protocol):
     """One API the proxy speaks; a module-level instance per dialect."""
 
     name: str
     """The route's label in logs and metrics: ``chat``, ``responses``, ``anthropic``."""
     upstream_path: str
+    credentials: Credentials
 
     def parse(self, raw: bytes, *, deployment: str | None = None) -> ParsedRequest:
         """Read a body.

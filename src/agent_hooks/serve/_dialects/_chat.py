@@ -15,6 +15,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from agent_hooks.messages import Message
 from agent_hooks.serve._dialects._base import (
+    OPENAI_CREDENTIALS,
     Answer,
     InvalidRequest,
     ParsedRequest,
@@ -47,6 +48,7 @@ class ChatRequest(ParsedRequest):
 
 class _ChatDialect:
     name = "chat"
+    credentials = OPENAI_CREDENTIALS
     upstream_path = "/v1/chat/completions"
 
     def parse(self, raw: bytes, *, deployment: str | None = None) -> ChatRequest:

@@ -1,0 +1,320 @@
+"""Anthropic Messages (``POST /v1/messages``): content blocks are the history.
+
+A message whose content is a string is one history message. Otherwise its ``tool_result`` blocks
+become tool messages, its ``tool_use`` blocks assistant messages with one tool call each (the
+``input`` object as the arguments) and its ``text`` blocks one message of its role; images,
+documents, thinking and every other block stay where they were, untouched (SPEC 13). ``system``
+and every field but ``messages`` pass through; ``metadata.user_id`` plays the part of ``user``.
+
+A pair is an assistant message with one ``tool_use`` block and a user message with one
+``tool_result`` block. The API refuses tool blocks in a request that declares no tools
+("Requests which include `tool_use` or `tool_result` blocks must define tools"), so a request
+without ``tools`` gets the definitions of its pairs' tools, and ``tool_choice: none`` so the model
+never calls a tool the client did not declare.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agent_hooks.serve._dialects._base import (
+    Answer,
+    Credentials,
+    Entry,
+    InvalidRequest,
+    ParsedRequest,
+    RenderContext,
+    SSELines,
+    splice,
+    synthetic_call_id,
+)
+from agent_hooks.serve._dialects._chat import json_object
+from agent_hooks.serve._limits import check_message_count
+
+__all__ = ["ANTHROPIC", "AnthropicRequest", "anthropic_error_type"]
+
+_CREDENTIALS = Credentials(
+    "x-api-key",
+    "{}",
+    ("x-api-key", "authorization"),
+    passthrough=("anthropic-version", "anthropic-beta"),
+)
+"""The proxy's key goes in ``x-api-key``; ``--forward-auth`` forwards the client's ``x-api-key``
+and also its ``authorization``, which recent ``anthropic`` clients send their key in (as a bearer
+token) and Claude Code its ``ANTHROPIC_AUTH_TOKEN``."""
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    503: "overloaded_error",
+}
+
+
+def anthropic_error_type(status: int) -> str:
+    """Anthropic's error type for a status; ``api_error`` for 424, 502, 504 and the rest."""
+    return _ERROR_TYPES.get(status, "api_error")
+
+
+class AnthropicRequest(ParsedRequest):
+    """A Messages body and the history read from its ``messages``."""
+
+    def __init__(self, body: dict[str, Any], entries: list[Entry]) -> None:
+        self.body = body
+        self.entries = entries
+        self.history = [entry.message for entry in entries]
+
+    @property
+    def user(self) -> str | None:
+        metadata = self.body.get("metadata")
+        user = metadata.get("user_id") if isinstance(metadata, Mapping) else None
+        return user if isinstance(user, str) and user else None
+
+    def needs_tool_definitions(self) -> bool:
+        return not self.body.get("tools")
+
+    def render(self, history: Sequence[Mapping[str, Any]], context: RenderContext) -> bytes:
+        """Every field as it came, ``messages`` with the pairs in place; ``tools`` (and
+        ``tool_choice: none``) for the pairs' tools when the request declares none."""
+        messages = splice(
+            self.body["messages"],
+            self.entries,
+            history,
+            render=_pair_messages,
+            without_blocks=_without_blocks,
+        )
+        body = {**self.body, "messages": messages}
+        if self.needs_tool_definitions():
+            names = dict.fromkeys(
+                message["tool_calls"][0]["function"]["name"]
+                for message in history
+                if message.get("role") == "assistant" and synthetic_call_id(message)
+            )
+            if names:
+                body["tools"] = [_definition(name, context) for name in names]
+                body["tool_choice"] = {"type": "none"}
+        return json.dumps(body, ensure_ascii=False).encode()
+
+
+def _definition(name: str, context: RenderContext) -> dict[str, Any]:
+    known = context.tools.get(name)
+    definition: dict[str, Any] = {"name": name}
+    if known is not None and known.description:
+        definition["description"] = known.description
+    definition["input_schema"] = (
+        dict(known.input_schema) if known is not None else {"type": "object"}
+    )
+    return definition
+
+
+def _pair_messages(messages: list[Mapping[str, Any]]) -> list[Any]:
+    """Added messages (synthetic pairs) as ``tool_use`` and ``tool_result`` messages."""
+    rendered: list[Any] = []
+    for message in messages:
+        if message.get("role") == "assistant":
+            blocks = [
+                {
+                    "type": "tool_use",
+                    "id": call["id"],
+                    "name": call["function"]["name"],
+                    "input": _arguments(call["function"].get("arguments")),
+                }
+                for call in message["tool_calls"]
+            ]
+            rendered.append({"role": "assistant", "content": blocks})
+        else:
+            result = {
+                "type": "tool_result",
+                "tool_use_id": message["tool_call_id"],
+                "content": _text(message.get("content")),
+            }
+            rendered.append({"role": "user", "content": [result]})
+    return rendered
+
+
+def _arguments(text: Any) -> Any:
+    try:
+        arguments = json.loads(text) if isinstance(text, str) else {}
+    except ValueError:
+        return {}
+    return arguments if isinstance(arguments, dict) else {}
+
+
+def _without_blocks(message: Any, blocks: frozenset[int]) -> Any:
+    content = [block for index, block in enumerate(message["content"]) if index not in blocks]
+    return {**message, "content": content} if content else None
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(
+            block.get("text", "")
+            for block in content
+            if isinstance(block, Mapping) and isinstance(block.get("text"), str)
+        )
+    return content if isinstance(content, str) else ""
+
+
+def _entries(message: Mapping[str, Any], index: int) -> list[Entry]:
+    """The history messages one Anthropic message stands for (at least one)."""
+    role, content = message["role"], message["content"]
+    if isinstance(content, str):
+        return [Entry({"role": role, "content": content}, index)]
+    tools: list[Entry] = []
+    texts: list[tuple[int, str]] = []
+    for at, block in enumerate(content):
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            texts.append((at, block["text"]))
+        elif kind == "tool_use" and role == "assistant" and _named_call(block):
+            arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
+            function = {"name": block["name"], "arguments": arguments}
+            call = {"id": block["id"], "type": "function", "function": function}
+            tools.append(Entry({"role": "assistant", "tool_calls": [call]}, index, (at,)))
+        elif kind == "tool_result" and role == "user" and isinstance(block.get("tool_use_id"), str):
+            answer = {
+                "role": "tool",
+                "tool_call_id": block["tool_use_id"],
+                "content": _text(block.get("content")),
+            }
+            tools.append(Entry(answer, index, (at,)))
+    if texts or not tools:
+        parts = [{"type": "text", "text": text} for _, text in texts]
+        own = Entry({"role": role, "content": parts}, index, tuple(at for at, _ in texts))
+        return [own, *tools] if role == "assistant" else [*tools, own]
+    return tools
+
+
+def _named_call(block: Mapping[str, Any]) -> bool:
+    return isinstance(block.get("id"), str) and isinstance(block.get("name"), str)
+
+
+class _AnthropicDialect:
+    name = "anthropic"
+    credentials = _CREDENTIALS
+    upstream_path = "/v1/messages"
+
+    def parse(self, raw: bytes, *, deployment: str | None = None) -> AnthropicRequest:
+        """Read a body.
+
+        Raises:
+            InvalidRequest: not a JSON object, or ``messages`` is not a non-empty list of
+                ``user``/``assistant`` messages whose content is a string or a list of blocks.
+        """
+        body = json_object(raw)
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise InvalidRequest(
+                "'messages' must be a non-empty array of messages", code="invalid_messages"
+            )
+        check_message_count(len(messages))
+        entries: list[Entry] = []
+        for index, message in enumerate(messages):
+            if (
+                not isinstance(message, Mapping)
+                or message.get("role") not in ("user", "assistant")
+                or not isinstance(message.get("content"), str | list)
+            ):
+                raise InvalidRequest(
+                    f"'messages.{index}' must have a role 'user' or 'assistant' and content"
+                    " that is a string or an array of blocks",
+                    code="invalid_messages",
+                )
+            entries += _entries(message, index)
+        return AnthropicRequest(body, entries)
+
+    def error_body(
+        self, status: int, message: str, *, type_: str, code: str | None
+    ) -> dict[str, Any]:
+        """``{"type": "error", "error": {...}}``, the type given by the status (SPEC 13)."""
+        return {
+            "type": "error",
+            "error": {"type": anthropic_error_type(status), "message": message},
+        }
+
+    def answer_from_json(self, raw: bytes) -> Answer:
+        """The text blocks of the reply; none when it stops for a tool call."""
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            return Answer(None)
+        if not isinstance(message, Mapping) or message.get("stop_reason") == "tool_use":
+            return Answer(None)
+        content = message.get("content")
+        if not isinstance(content, list):
+            return Answer(None)
+        text = "".join(
+            block["text"]
+            for block in content
+            if isinstance(block, Mapping)
+            and block.get("type") == "text"
+            and isinstance(block.get("text"), str)
+        )
+        return Answer({"role": "assistant", "content": text})
+
+    def reader(self) -> StreamedMessage:
+        return StreamedMessage()
+
+
+class StreamedMessage:
+    """Reassembles the reply's text from ``content_block_delta`` events."""
+
+    response_id = None
+
+    def __init__(self) -> None:
+        self._lines = SSELines()
+        self._parts: list[str] = []
+        self._tool_call = False
+        self._stopped = False
+
+    def feed(self, chunk: bytes) -> None:
+        for data in self._lines.feed(chunk):
+            self._event(data)
+
+    @property
+    def done(self) -> bool:
+        """``message_stop`` went by."""
+        return self._stopped
+
+    def answer(self) -> Answer:
+        """The text of the reply; none for a tool call or a stream that never stopped."""
+        for data in self._lines.flush():
+            self._event(data)
+        if self._tool_call or not self._stopped:
+            return Answer(None)
+        return Answer({"role": "assistant", "content": "".join(self._parts)})
+
+    def _event(self, data: bytes) -> None:
+        try:
+            event = json.loads(data)
+        except ValueError:
+            return
+        if not isinstance(event, dict):
+            return
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            delta = event.get("delta")
+            if isinstance(delta, dict) and delta.get("type") == "text_delta":
+                text = delta.get("text")
+                if isinstance(text, str):
+                    self._parts.append(text)
+        elif kind == "content_block_start":
+            block = event.get("content_block")
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                self._tool_call = True
+        elif kind == "message_delta":
+            delta = event.get("delta")
+            if isinstance(delta, dict) and delta.get("stop_reason") == "tool_use":
+                self._tool_call = True
+        elif kind == "message_stop":
+            self._stopped = True
+
+
+ANTHROPIC = _AnthropicDialect()

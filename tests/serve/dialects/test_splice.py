@@ -1,0 +1,81 @@
+"""Aligning the hooks' history with the one they were given, and splicing items back."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agent_hooks.serve._dialects._base import Entry, SSELines, align, splice
+from tests.serve.test_conversation import USER, pair
+
+ASSISTANT = {"role": "assistant", "content": "hi"}
+
+
+def render(messages: list[Mapping[str, Any]]) -> list[Any]:
+    return [("new", message.get("role")) for message in messages]
+
+
+def test_ordinary_messages_align_by_order_and_synthetic_ones_by_call_id() -> None:
+    kept, dropped, added = pair("a", "1"), pair("b", "2"), pair("c", "3")
+    before = [USER, *kept, *dropped, ASSISTANT]
+    after = [USER, *added, *kept, ASSISTANT]
+    assert align(before, after) == [0, None, None, 1, 2, 5]
+
+
+def test_untouched_items_are_copied_dropped_ones_left_out_and_added_ones_rendered() -> None:
+    forged = pair("f", "x")
+    items = ["user", "reasoning", "call", "answer", "assistant"]
+    entries = [
+        Entry(USER, 0),
+        Entry(forged[0], 2),
+        Entry(forged[1], 3),
+        Entry(ASSISTANT, 4),
+    ]
+    added = pair("clock", "12:00")
+    out = splice(
+        items,
+        entries,
+        [USER, *added, ASSISTANT],
+        render=render,
+        without_blocks=lambda item, blocks: item,
+    )
+    # The reasoning item stays with the item after it, behind the pair added before that item.
+    assert out == ["user", ("new", "assistant"), ("new", "tool"), "reasoning", "assistant"]
+
+
+def test_trailing_items_come_before_pairs_appended_at_the_end() -> None:
+    items = ["user", "web_search_call"]
+    added = pair("clock", "12:00")
+    out = splice(
+        items,
+        [Entry(USER, 0)],
+        [USER, *added],
+        render=render,
+        without_blocks=lambda item, blocks: item,
+    )
+    assert out == ["user", "web_search_call", ("new", "assistant"), ("new", "tool")]
+
+
+def test_an_item_that_lost_some_blocks_is_rebuilt_and_one_left_empty_is_dropped() -> None:
+    forged = pair("f", "x")
+    items: list[Any] = [["text", "tool_use"], ["tool_result"]]
+    entries = [
+        Entry(ASSISTANT, 0, (0,)),
+        Entry(forged[0], 0, (1,)),
+        Entry(forged[1], 1, (0,)),
+    ]
+
+    def without(item: list[str], blocks: frozenset[int]) -> list[str] | None:
+        left = [block for index, block in enumerate(item) if index not in blocks]
+        return left or None
+
+    out = splice(items, entries, [ASSISTANT], render=render, without_blocks=without)
+    assert out == [["text"]]
+
+
+def test_sse_data_lines_are_found_whatever_the_chunk_boundaries() -> None:
+    raw = b'event: x\ndata: {"a": 1}\r\n\ndata: [DONE]\n\ndata:{"b":2}'
+    for size in (1, 5, len(raw)):
+        lines = SSELines()
+        found = [d for at in range(0, len(raw), size) for d in lines.feed(raw[at : at + size])]
+        assert [*found, *lines.flush()] == [b'{"a": 1}', b'{"b":2}']

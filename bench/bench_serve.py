@@ -15,7 +15,10 @@ is measured against the baseline it must be compared with, in the same run:
 * ``agent-hooks --help`` against ``python -c 'import httpx, pydantic'`` (child processes);
 * the SQLite store: one turn's load + save, 32 at once, with 0 and with 100k stored
   conversations (half of them expired, so the first save would purge them);
-* the LiteLLM proxy at 1 and 32 clients, when ``litellm`` is installed (optional).
+* the LiteLLM proxy at 1 and 32 clients, when ``litellm`` is installed (optional);
+* each API the proxy speaks (Chat Completions, Responses, Anthropic Messages) with the same two
+  TTL-fresh hooks: throughput at 32 clients against the stub direct on the same route, and the
+  p50 latency the proxy adds one request at a time (alternating with direct requests).
 
 The client, the proxy and the upstream share one (often 2-core, noisy) machine: compare ratios,
 not absolute figures, and note the machine's load (printed first). ``make bench`` runs it.
@@ -62,6 +65,8 @@ CLIENTS = 32
 LONG_MESSAGES = 5_000
 SEQUENTIAL = 40
 """Alternating one-at-a-time requests per target for the 5,000-message latency."""
+ROUTE_SEQUENTIAL = 200
+"""Alternating one-at-a-time requests per target and API for the added p50."""
 STORED = 100_000
 STATE_TURNS = 3_000
 """Turns (load + save) timed per store figure, 32 at once."""
@@ -93,6 +98,50 @@ HEADERS = {
     "x-conversation-id": "bench",
     "authorization": "Bearer bench-tenant",  # a tenant: without a credential there is no state
 }
+RESPONSES_BODY = {"model": "echo", "instructions": "Be helpful.", "input": "What time is it?"}
+MESSAGES_BODY = {
+    "model": "echo",
+    "max_tokens": 64,
+    "system": "You are a helpful assistant.",
+    "messages": [{"role": "user", "content": "What time is it?"}],
+}
+ROUTES = {
+    "chat": ("/v1/chat/completions", BODY),
+    "responses": ("/v1/responses", RESPONSES_BODY),
+    "messages": ("/v1/messages", MESSAGES_BODY),
+}
+"""Each API the proxy speaks: its path and a small request (all one conversation, per route)."""
+RESPONSES_ANSWER = json.dumps(
+    {
+        "id": "resp_bench",
+        "object": "response",
+        "created_at": 1_900_000_000,
+        "status": "completed",
+        "model": "echo",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_bench",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "It is noon.", "annotations": []}],
+            }
+        ],
+        "usage": {"input_tokens": 10, "output_tokens": 4, "total_tokens": 14},
+    }
+).encode()
+MESSAGES_ANSWER = json.dumps(
+    {
+        "id": "msg_bench",
+        "type": "message",
+        "role": "assistant",
+        "model": "echo",
+        "content": [{"type": "text", "text": "It is noon."}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 4},
+    }
+).encode()
 ANSWER = json.dumps(
     {
         "id": "chatcmpl-bench",
@@ -119,12 +168,17 @@ def serve_stub(port: int) -> None:
     """The upstream: reads the body, answers one fixed completion; as fast as aiohttp goes."""
     from aiohttp import web
 
-    async def completions(request: web.Request) -> web.Response:
-        await request.read()
-        return web.Response(body=ANSWER, content_type="application/json")
+    def answering(answer: bytes) -> Callable[[web.Request], Any]:
+        async def handler(request: web.Request) -> web.Response:
+            await request.read()
+            return web.Response(body=answer, content_type="application/json")
+
+        return handler
 
     app = web.Application(client_max_size=64 * 1024 * 1024)
-    app.router.add_post("/v1/chat/completions", completions)
+    app.router.add_post("/v1/chat/completions", answering(ANSWER))
+    app.router.add_post("/v1/responses", answering(RESPONSES_ANSWER))
+    app.router.add_post("/v1/messages", answering(MESSAGES_ANSWER))
     web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
 
 
@@ -199,12 +253,20 @@ class Load:
     rss_mb: float
 
 
-def hey(target: Server, clients: int, body_file: Path, *, seconds: int = LOAD_SECONDS) -> Load:
-    """``clients`` keep-alive connections posting ``body_file`` for ``seconds``; all 200s."""
+def hey(
+    target: Server,
+    clients: int,
+    body_file: Path,
+    *,
+    seconds: int = LOAD_SECONDS,
+    path: str = "/v1/chat/completions",
+) -> Load:
+    """``clients`` keep-alive connections posting ``body_file`` to ``path`` for ``seconds``;
+    all 200s."""
     command = ["hey", "-c", str(clients), "-m", "POST", "-D", str(body_file)]
     for name, value in HEADERS.items():
         command += ["-H", f"{name}: {value}"] if name != "content-type" else ["-T", value]
-    url = f"{target.url}/v1/chat/completions"
+    url = f"{target.url}{path}"
     subprocess.run([*command, "-z", "1s", url], check=True, capture_output=True)
     cpu = _cpu_seconds(target.pid)
     out = subprocess.run(
@@ -225,14 +287,21 @@ def hey(target: Server, clients: int, body_file: Path, *, seconds: int = LOAD_SE
     )
 
 
-def one_at_a_time(direct: str, through: str, body: bytes) -> tuple[float, float]:
+def one_at_a_time(
+    direct: str,
+    through: str,
+    body: bytes,
+    *,
+    path: str = "/v1/chat/completions",
+    requests: int = SEQUENTIAL,
+) -> tuple[float, float]:
     """Median latency (s) of ``body`` to each target, alternating, one request at a time."""
     latencies: dict[str, list[float]] = {direct: [], through: []}
     with httpx.Client(timeout=60, headers=HEADERS) as client:
-        for index in range(2 * (SEQUENTIAL + 2)):
+        for index in range(2 * (requests + 2)):
             url = (direct, through)[index % 2]
             started = time.perf_counter()
-            client.post(f"{url}/v1/chat/completions", content=body).raise_for_status()
+            client.post(f"{url}{path}", content=body).raise_for_status()
             if index >= 4:  # the first two of each warm up
                 latencies[url].append(time.perf_counter() - started)
     return statistics.median(latencies[direct]), statistics.median(latencies[through])
@@ -411,6 +480,48 @@ def litellm_loads(stub: str, workdir: Path, body_file: Path) -> dict[str, Load]:
         }
 
 
+@dataclass(frozen=True)
+class RouteFigures:
+    direct: Load
+    through: Load
+    direct_p50: float
+    through_p50: float
+    """Median seconds one request at a time, alternating direct and through the proxy."""
+
+
+def route_figures(stub: Server, hooked: Server, workdir: Path) -> dict[str, RouteFigures]:
+    """Each API with the two TTL-fresh hooks: load at CLIENTS, then one at a time."""
+    figures = {}
+    for name, (path, body) in ROUTES.items():
+        body_file = workdir / f"{name}.json"
+        body_file.write_bytes(json.dumps(body).encode())
+        direct = hey(stub, CLIENTS, body_file, path=path)
+        through = hey(hooked, CLIENTS, body_file, path=path)
+        alone = one_at_a_time(
+            stub.url, hooked.url, body_file.read_bytes(), path=path, requests=ROUTE_SEQUENTIAL
+        )
+        figures[name] = RouteFigures(direct, through, *alone)
+    return figures
+
+
+def print_routes(figures: dict[str, RouteFigures]) -> None:
+    print(
+        f"\neach API, 2 TTL-fresh hooks: {CLIENTS} clients (hey), and p50 one at a time "
+        f"({ROUTE_SEQUENTIAL} alternating requests each)\n"
+    )
+    print(
+        f"{'API':<12}{'direct req/s':>14}{'proxy req/s':>13}{'ratio':>8}"
+        f"{'direct p50':>12}{'proxy p50':>11}{'added p50':>11}"
+    )
+    for name, row in figures.items():
+        print(
+            f"{name:<12}{row.direct.rps:>14.0f}{row.through.rps:>13.0f}"
+            f"{row.through.rps / row.direct.rps:>7.2f}x"
+            f"{row.direct_p50 * 1000:>9.2f} ms{row.through_p50 * 1000:>8.2f} ms"
+            f"{(row.through_p50 - row.direct_p50) * 1000:>+8.2f} ms"
+        )
+
+
 def main() -> None:
     if shutil.which("hey") is None:
         sys.exit("bench_serve needs the load generator hey: apt-get install hey")
@@ -434,6 +545,7 @@ def main() -> None:
             f"proxy, 2 fresh hooks, {CLIENTS} clients": hey(hooked, CLIENTS, small),
         }
         loads |= litellm_loads(stub.url, workdir, small)
+        routes = route_figures(stub, hooked, workdir)
         body = long.read_bytes()
         direct_long, bare_long = one_at_a_time(stub.url, bare.url, body)
         _, hooked_long = one_at_a_time(stub.url, hooked.url, body)
@@ -452,6 +564,7 @@ def main() -> None:
             _fill(path, rows)
             stores[rows] = asyncio.run(store_turns(path))
     _print(loads, direct_long, bare_long, hooked_long, round_trip, hook, tool, starts, stores)
+    print_routes(routes)
 
 
 def _print(
@@ -504,8 +617,23 @@ def _print(
     )
 
 
+def routes_only() -> None:
+    """``--routes``: only the per-API figures (the stub, one hooked proxy), in seconds."""
+    print(f"machine: {os.cpu_count()} cores, load average", *os.getloadavg())
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        workdir = Path(tmp)
+        stub = stack.enter_context(server([__file__, "--stub"], workdir, "stub"))
+        hooked = stack.enter_context(
+            server(proxy(stub.url, workdir, "hooked", FRESH_HOOKS), workdir, "hooked")
+        )
+        routes = route_figures(stub, hooked, workdir)
+    print_routes(routes)
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--stub"]:
         serve_stub(int(sys.argv[2]))
+    elif sys.argv[1:2] == ["--routes"]:
+        routes_only()
     else:
         main()

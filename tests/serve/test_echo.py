@@ -6,7 +6,8 @@ import json
 
 import httpx
 
-from agent_hooks.serve._echo import echo_app, echo_text
+from agent_hooks.serve._echo import MODELS, echo_app, echo_text
+from tests.serve.dialects.test_responses import pair_items
 from tests.serve.test_conversation import USER, pair
 
 
@@ -37,3 +38,29 @@ async def test_it_answers_plain_and_streamed_requests() -> None:
     text = "".join(chunk["choices"][0]["delta"].get("content", "") for chunk in chunks)
     assert text == "clock: 12:00\nb: x"
     assert streamed.text.endswith("data: [DONE]\n\n")
+
+
+async def test_every_dialect_answers_with_a_fresh_id_and_the_model_list_is_fixed() -> None:
+    chat = {"model": "m", "messages": [USER, *pair("clock", "12:00")]}
+    responses = {"model": "m", "input": [USER, *pair_items("clock", "12:00")]}
+    messages = {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
+    transport = httpx.ASGITransport(app=echo_app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://echo") as client:
+        answers = {
+            path: [(await client.post(path, json=body)).json() for _ in range(2)]
+            for path, body in (
+                ("/v1/chat/completions", chat),
+                ("/v1/responses", responses),
+                ("/v1/messages", messages),
+            )
+        }
+        models = (await client.get("/v1/models")).json()
+    for first, second in answers.values():
+        assert first["id"] != second["id"]
+    assert answers["/v1/responses"][0]["output"][0]["content"][0]["text"] == "clock: 12:00"
+    assert answers["/v1/messages"][0]["content"] == [{"type": "text", "text": "no synthetic pairs"}]
+    assert models == MODELS
+    assert MODELS == {
+        "object": "list",
+        "data": [{"id": "echo", "object": "model", "created": 0, "owned_by": "agent-hooks"}],
+    }

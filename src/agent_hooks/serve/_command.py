@@ -62,8 +62,8 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ign
     serve.add_argument(
         "--forward-auth",
         action="store_true",
-        help="forward the client's Authorization/api-key headers"
-        f" instead of ${UPSTREAM_API_KEY_ENV}",
+        help="forward the client's Authorization/api-key headers (x-api-key and Authorization on"
+        f" /v1/messages) instead of ${UPSTREAM_API_KEY_ENV}",
     )
     serve.add_argument(
         "--tenant-header",

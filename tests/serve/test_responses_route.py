@@ -179,6 +179,7 @@ def test_a_function_call_answer_runs_no_completion_hook(
 async def test_the_agents_sdk_default_model_runs_through_the_proxy(
     proxy: Proxy, upstream: RecordingServer, rest_server: RecordingServer
 ) -> None:
+    """Turn one as a plain run; turn two streamed, continuing turn one's response upstream."""
     client = AsyncOpenAI(base_url=f"{proxy.url}/v1", api_key=CLIENT_KEY, max_retries=0)
     agent = Agent(name="assistant", instructions="Be terse.")
     config = RunConfig(
@@ -187,17 +188,32 @@ async def test_the_agents_sdk_default_model_runs_through_the_proxy(
     )
     try:
         result = await Runner.run(agent, "What are my preferences?", run_config=config)
+        streamed = Runner.run_streamed(
+            agent,
+            "And my units?",
+            run_config=config,
+            previous_response_id=result.last_response_id,
+        )
+        async for _ in streamed.stream_events():
+            pass
     finally:
         await client.close()
     assert result.final_output == ANSWER
-    (received,) = upstream.received()
-    assert received["path"] == "/v1/responses"
-    body = received["body"]
+    assert streamed.final_output == ANSWER
+    first, second = upstream.received()
+    assert first["path"] == second["path"] == "/v1/responses"
+    body = first["body"]
     assert body["instructions"] == "Be terse."
     assert body["input"][0] == {"role": "user", "content": "What are my preferences?"}
     assert list(pairs(body["input"])) == [PREFS, UNITS]
-    (note,) = notes(rest_server)
-    assert note["answer"] == ANSWER
+    # The upstream holds turn one and its pairs: the TTL'd tool is fresh, the deduped one's
+    # unchanged answer is not sent again.
+    assert second["body"]["previous_response_id"] == result.last_response_id
+    assert second["body"]["input"] == [{"role": "user", "content": "And my units?"}]
+    assert second["body"]["stream"] is True
+    assert hits(rest_server, "/preferences") == 1
+    answers = [note["answer"] for note in notes(rest_server, 2)]
+    assert answers == [ANSWER, ANSWER]
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -28,6 +28,7 @@ from agent_hooks.serve._conversation import (
 from agent_hooks.serve._dialects import (
     ANTHROPIC,
     CHAT,
+    Answer,
     Dialect,
     ParsedRequest,
     RenderContext,
@@ -162,7 +163,8 @@ class HooksProxy:
         content = await unless_client_leaves(request.receive, upstream.read(answer))
         task = None
         if answer.is_success:
-            final = dialect.answer_from_json(content)
+            read = self._has_completion_hooks or parsed.names_answers  # parse only when needed
+            final = dialect.answer_from_json(content) if read else Answer(None)
             await commit(final.response_id)
             if self._has_completion_hooks and final.message is not None:
                 task = BackgroundTask(self._complete, [*history, final.message], context)

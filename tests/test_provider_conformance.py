@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agent_hooks.config import ApplicationConfig, HookEvent
+from agent_hooks.config import ApplicationConfig
 from agent_hooks.messages import Message, Role
 from agent_hooks.testing import run_manifest
 
@@ -62,7 +62,7 @@ def _examples() -> list[Path]:
 
 def _replacements(manifest: dict[str, Any]) -> dict[str, Any]:
     config = ApplicationConfig.from_dict(manifest, preview=True)
-    hooks = [hook for hook in config.hooks or [] if hook.event is HookEvent.ON_REQUEST_START]
+    hooks = config.hooks or []  # completion hooks' tools too: an example's host may register them
     turn = {"n": 0}
 
     def answer(arguments: dict[str, Any]) -> str:

@@ -3,8 +3,9 @@
 One session per toolset per event loop: opened on the first lookup or call (never when the app is
 built), shared by every hook and request of that loop, closed with the loop or by
 :meth:`McpToolset.aclose`. A session that dies (the server crashed, the connection dropped) or
-whose call was abandoned is replaced on the next call; a toolset whose server fails to start
-backs off (:mod:`._mcp_backoff`). Tools are listed once per session. Every SDK and transport
+whose call was abandoned is replaced on the next call, and a request that was in flight when its
+server died is sent once more on the replacement (:meth:`McpToolset._on_live_session`); a toolset
+whose server fails to start backs off (:mod:`._mcp_backoff`). Tools are listed once per session. Every SDK and transport
 exception is translated into a :class:`~agent_hooks.errors.ToolError` in one place,
 :func:`tool_error`.
 

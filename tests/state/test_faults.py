@@ -105,6 +105,24 @@ async def test_a_deleted_sqlite_file_is_reported_and_replaced(
     assert [line for line in state_errors(caplog) if "deleted" in line] != []
 
 
+async def test_a_damaged_sqlite_file_is_set_aside_at_open_and_while_running(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "state.db"
+    path.write_bytes(b"not a database, whatever an OS crash left" * 100)
+    store = open_store(f"sqlite:///{path}")
+    assert (tmp_path / "state.db.corrupt").exists()
+    await store.save("c1", PAIRS, tenant="t")
+    with path.open("r+b") as damaged:  # the same file, overwritten in place
+        damaged.write(b"\0garbage" * 4096)
+    assert await store.load("c1", tenant="t") == []
+    store._paused_until = float("-inf")  # type: ignore[attr-defined]  # skip the pause
+    await store.save("c1", PAIRS, tenant="t")
+    assert await store.load("c1", tenant="t") == PAIRS
+    await store.aclose()
+    assert sum("is damaged: moved to" in line for line in state_errors(caplog)) == 2
+
+
 async def test_a_sqlite_file_that_cannot_come_back_costs_the_state_only(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

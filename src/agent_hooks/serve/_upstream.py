@@ -28,6 +28,9 @@ __all__ = [
 ]
 
 _ECHO_BASE_URL = "http://echo.invalid"
+_KEEPALIVE_SECONDS = 2.0
+"""Idle upstream connections are dropped before the usual servers drop them (uvicorn and Node
+after 5 s): a request sent on a connection the server is closing fails as a 502."""
 _NOT_PASSED_BACK = frozenset(
     {
         "connection",
@@ -89,7 +92,11 @@ class UpstreamClient:
             base_url=(base_url or _ECHO_BASE_URL).rstrip("/"),
             transport=transport,
             timeout=httpx.Timeout(timeout_seconds),
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+            limits=httpx.Limits(
+                max_connections=None,
+                max_keepalive_connections=64,
+                keepalive_expiry=_KEEPALIVE_SECONDS,
+            ),
         )
         self._api_key = api_key
         self._forward_auth = forward_auth

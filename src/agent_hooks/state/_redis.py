@@ -1,8 +1,9 @@
 """The Redis conversation store, shared by proxy replicas behind a load balancer.
 
 Each conversation is one string key holding its pairs as JSON, with Redis's own expiry doing the
-seven-day clean-up. Socket timeouts and no retries keep a down or blackholed server inside the
-store's 2 s bound; the client reconnects by itself once the server answers again.
+seven-day clean-up. Socket timeouts keep a blackholed server inside the store's 2 s bound; a
+connection error is retried once on a new connection, so a restarted Redis is used again at once
+instead of failing once per stale pooled connection. The pool is bounded (:data:`MAX_CONNECTIONS`).
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from agent_hooks.state._store import (
@@ -25,6 +27,10 @@ from agent_hooks.state._store import (
 __all__ = ["RedisStore"]
 
 _KEY_PREFIX = "agent-hooks:conversation:"
+
+MAX_CONNECTIONS = 32
+"""Connections to Redis at most: calls beyond them wait their turn (within the 2 s bound)
+instead of opening one connection, and keeping one descriptor, per concurrent request."""
 
 
 class RedisStore(ConversationStore):
@@ -39,12 +45,17 @@ class RedisStore(ConversationStore):
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(name="redis store", on_error=on_error, monotonic=monotonic)
-        self._client: Redis = Redis.from_url(
+        pool = BlockingConnectionPool.from_url(
             url,
+            max_connections=MAX_CONNECTIONS,
+            timeout=CALL_TIMEOUT_SECONDS,
             socket_timeout=CALL_TIMEOUT_SECONDS,
             socket_connect_timeout=CALL_TIMEOUT_SECONDS,
-            retry=Retry(NoBackoff(), retries=0),
+            # A pooled connection to a Redis that restarted fails once: retried at once on a new
+            # connection. Timeouts are not retried (the 2 s bound is already spent).
+            retry=Retry(NoBackoff(), retries=1, supported_errors=(RedisConnectionError,)),
         )
+        self._client: Redis = Redis.from_pool(pool)
 
     async def _read(self, key: str) -> str | bytes | None:
         try:

@@ -6,9 +6,15 @@ Failure modes it is built around (SPEC 12.1: a bad state file costs the state, n
   process; when that file cannot be extended (disk full, read-only or vanished filesystem) the
   kernel answers the next access with SIGBUS and the process dies. The store therefore uses the
   rollback journal (``journal_mode=DELETE``) and ``mmap_size=0``: every failure is an error code.
-- *A deleted file.* An open connection keeps writing to the unlinked inode and the state silently
-  vanishes with it. Each call first checks that the path still names the file the connection
-  opened; when it does not, it says so at ERROR and starts a new file.
+- *No fsync per save* (``synchronous=OFF``): with the rollback journal every commit would wait
+  on the disk several times (4 to 5 ms here, so a few hundred saves a second in all), and under
+  load the store's 2 s bound would cost state it need not. The data are a cache of what hooks
+  can compute again: a process crash loses nothing, an OS crash may lose recent saves or damage
+  the file, which is then set aside (next point).
+- *A deleted, replaced or damaged file.* An open connection keeps writing to an unlinked inode
+  and the state silently vanishes with it. Each call first checks that the path still names the
+  file the connection opened; when it does not, it says so at ERROR and starts a new file. A file
+  SQLite calls damaged is renamed ``*.corrupt`` (kept for a look) and a new one started.
 - *Slow disks and locks* run in a worker thread; the busy timeout stays under the store's 2 s bound.
 
 Expired conversations are never returned (``load`` filters on expiry); deleting them happens in
@@ -75,12 +81,20 @@ class SqliteStore(ConversationStore):
     def open(self) -> None:
         """Create the file now, so a path that cannot hold it fails at start, not on a request.
 
+        A damaged file is set aside and a new one created.
+
         Raises:
             OSError: the file or its directory cannot be created or opened as a database.
         """
         with self._lock:
             try:
-                self._connect()
+                try:
+                    self._connect()
+                except sqlite3.DatabaseError as exc:
+                    if not _damaged(exc):
+                        raise
+                    self._set_aside()
+                    self._connect()
             except sqlite3.Error as exc:
                 raise OSError(f"cannot open the state file {self.path}: {exc}") from exc
 
@@ -134,12 +148,31 @@ class SqliteStore(ConversationStore):
             with self._lock:
                 try:
                     return statement(self._connection_for_path())
+                except sqlite3.DatabaseError as exc:
+                    if _damaged(exc):
+                        self._set_aside()
+                    raise StateError(f"{exc}") from exc
                 except (sqlite3.Error, OSError) as exc:
                     raise StateError(f"{exc}") from exc
 
         # Abandoned at the store's 2 s bound, the thread finishes on its own; the lock keeps
         # the connection to one statement at a time.
         return await anyio.to_thread.run_sync(locked, abandon_on_cancel=True)
+
+    def _set_aside(self) -> None:
+        """Move a damaged file out of the way; the next call starts a new one."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        aside = self.path.with_name(self.path.name + ".corrupt")
+        try:
+            self.path.replace(aside)
+        except OSError as exc:
+            logger.error("state file %s is damaged and cannot be moved aside: %s", self.path, exc)
+        else:
+            logger.error(
+                "state file %s is damaged: moved to %s; starting a new file", self.path, aside
+            )
 
     def _connection_for_path(self) -> sqlite3.Connection:
         """The open connection, or a new one when the file it had open was deleted or replaced."""
@@ -174,6 +207,10 @@ class SqliteStore(ConversationStore):
         self._identity = _file_identity(self.path)
 
 
+def _damaged(exc: sqlite3.DatabaseError) -> bool:
+    return exc.sqlite_errorcode in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
 def _file_identity(path: Path) -> tuple[int, int] | None:
     try:
         stat = os.stat(path)
@@ -189,6 +226,7 @@ def _set_up(db: sqlite3.Connection) -> None:
     while True:
         try:
             db.execute("PRAGMA journal_mode = DELETE")
+            db.execute("PRAGMA synchronous = OFF")
             db.execute("PRAGMA mmap_size = 0")
             db.executescript(_SCHEMA)
             return

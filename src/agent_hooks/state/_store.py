@@ -45,7 +45,7 @@ CALL_TIMEOUT_SECONDS = 2.0
 MAX_PAIRS = 64
 """Pairs kept per conversation; the oldest go first (SPEC 12.1)."""
 
-PAUSE_SECONDS = 5.0
+PAUSE_SECONDS = 2.0
 """How long a backend that failed is left alone before it is asked again."""
 
 Pair = tuple[dict[str, Any], dict[str, Any]]
@@ -196,7 +196,12 @@ class ConversationStore(ABC):
             with anyio.fail_after(CALL_TIMEOUT_SECONDS):
                 return await work
         except (StateError, TimeoutError) as exc:
-            self._paused_until = self._monotonic() + PAUSE_SECONDS
+            now = self._monotonic()
+            if now < self._paused_until:  # one of a burst already in flight: counted, not logged
+                if self._on_error is not None:
+                    self._on_error()
+                return None
+            self._paused_until = now + PAUSE_SECONDS
             reason = "no answer within 2 s" if isinstance(exc, TimeoutError) else str(exc)
             self._report(
                 f"conversation state {what}: {self._name}: {reason};"

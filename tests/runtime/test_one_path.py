@@ -14,6 +14,7 @@ import pytest
 from injector import Module, multiprovider
 
 from agent_hooks import ClockModule, HookOutcome, HookRunner, create_injector
+from agent_hooks._scrub import register_secret
 from agent_hooks.clock import FixedClock
 from agent_hooks.config import ApplicationConfig, HookEvent
 from agent_hooks.injection import SyntheticToolCallInjector
@@ -201,3 +202,11 @@ def _use_key(monkeypatch: pytest.MonkeyPatch, key: str | None) -> None:
         monkeypatch.delenv("AGENT_HOOKS_SIGNING_KEY", raising=False)
     else:
         monkeypatch.setenv("AGENT_HOOKS_SIGNING_KEY", key)
+
+
+async def test_a_host_injectors_content_is_scrubbed_of_the_secrets_the_app_resolved() -> None:
+    secret = "sk-one-path-only-secret-value"
+    register_secret(secret)
+    host = HostMemories(content=f"the header was Bearer {secret}")
+    history = await host.transform(list(HISTORY))
+    assert history[3].content == "the header was Bearer ***"

@@ -178,3 +178,18 @@ def test_sigterm_closes_answers_still_in_flight_after_the_shutdown_timeout(
 def closed_count(upstream: RecordingServer) -> int:
     count: int = httpx.get(f"{upstream.url}/_closed", timeout=5).json()
     return count
+
+
+def test_connections_beyond_max_connections_are_503(
+    tmp_path: Path, upstream: RecordingServer, rest_server: RecordingServer
+) -> None:
+    options = ("--upstream", upstream.url, "--max-connections", "2")
+    with running_proxy(manifest(rest_server.url), tmp_path, *options) as proxy:
+        held = [proxy.client(), proxy.client()]
+        streams = [
+            iter(client.chat.completions.create(model="hold", messages=[USER], stream=True))  # type: ignore[list-item]
+            for client in held
+        ]
+        for stream in streams:
+            assert next(stream).choices[0].delta.content == "Hello"  # two answers in flight
+        assert post(proxy, body()).status_code == 503

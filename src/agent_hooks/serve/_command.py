@@ -156,7 +156,8 @@ def run_serve(args: argparse.Namespace) -> int:
             log_config=None,
             access_log=False,  # ours names the hooks' outcomes; uvicorn's would repeat it
             timeout_graceful_shutdown=args.shutdown_timeout,
-            limit_concurrency=args.max_connections,
+            # uvicorn counts the connection asking too: N+1 serves N at once and refuses the next
+            limit_concurrency=args.max_connections + 1,
             lifespan="on",
         )
     )

@@ -8,7 +8,6 @@ text, reference and template checks) from :mod:`agent_hooks.config.diagnostics`.
 from agent_hooks.config._preview import FeatureSettings, PreviewField
 from agent_hooks.config._signing import SigningSettings
 from agent_hooks.config.application import ApplicationConfig
-from agent_hooks.config.diagnostics._template_checks import is_templated
 from agent_hooks.config.hooks import (
     HookConfig,
     HookEvent,
@@ -31,8 +30,6 @@ from agent_hooks.config.toolsets import (
     ToolsetConfig,
 )
 
-# SPEC section 2's list, plus is_templated until injection/_templates.py imports it from
-# agent_hooks.config.diagnostics._template_checks (pending, see PENDING in tests/test_exports.py).
 __all__ = [
     "ApplicationConfig",
     "DeploymentToolConfig",
@@ -55,5 +52,4 @@ __all__ = [
     "TTLRefreshCondition",
     "ToolCallHookConfig",
     "ToolsetConfig",
-    "is_templated",
 ]

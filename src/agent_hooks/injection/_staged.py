@@ -8,13 +8,8 @@ from agent_hooks.clock import Clock
 from agent_hooks.errors import ToolError
 from agent_hooks.injection._synthetic import SyntheticToolCallInjector
 from agent_hooks.messages import Message
-from agent_hooks.tools import (
-    StagedBaseTool,
-    StageLevel,
-    StaticToolSource,
-    ToolCallResultEnricher,
-    ToolSource,
-)
+from agent_hooks.tools import StagedBaseTool, StageLevel, ToolCallResultEnricher
+from agent_hooks.tools._base import StaticToolSource, ToolSource
 
 __all__ = ["SYNTHETIC_PROBE_CALL_ID", "StagedToolSyntheticInjector"]
 

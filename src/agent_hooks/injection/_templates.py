@@ -1,7 +1,8 @@
 """Rendering hook templates at run time: JSON-e ``arguments`` and ``condition`` (SPEC 10).
 
-Load-time checks (``config/_templates.py``) catch unknown names and bad syntax, so what fails here
-is data-dependent: a property the history does not have, a type mismatch. JSON-e's messages often
+Load-time checks (``config/diagnostics/_template_checks.py``) catch unknown names and bad syntax,
+so what fails here is data-dependent: a property the history does not have, a type mismatch.
+JSON-e's messages often
 quote the values involved, which come from users' messages and the host's request; a failure is
 therefore reported as a short category (``type error``), never with JSON-e's text.
 """
@@ -18,7 +19,7 @@ from jsone.parser import SyntaxError as ParserSyntaxError
 from jsone.render import SyntaxError as RenderSyntaxError
 from jsone.shared import InterpreterError, JSONTemplateError
 
-from agent_hooks.config import is_templated
+from agent_hooks.config.diagnostics._template_checks import is_templated
 from agent_hooks.errors import AgentHooksError
 
 __all__ = ["TemplateError", "condition_holds", "is_templated", "render_arguments"]

@@ -42,13 +42,9 @@ from agent_hooks.runtime._records import (
     HookRunRecord,
 )
 from agent_hooks.runtime._telemetry import RunSpan, record_hook_span, run_span
-from agent_hooks.tools import (
-    StageReporter,
-    ToolCallContext,
-    ToolCallResult,
-    ToolCallResultEnricher,
-    call_context,
-)
+from agent_hooks.tools import ToolCallResult, ToolCallResultEnricher
+from agent_hooks.tools._call_context import ToolCallContext, call_context
+from agent_hooks.tools._stages import StageReporter
 
 __all__ = ["ABANDON_GRACE_SECONDS", "HookRunner"]
 

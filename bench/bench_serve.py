@@ -209,7 +209,9 @@ def _child_pid(port: int) -> int | None:
 def server(args: list[str], workdir: Path, name: str) -> Iterator[Server]:
     port = free_port()
     log = workdir / f"{name}.log"
-    with running_server([*args, str(port)], port=port, log_path=log) as url:
+    # serve honours the preview gate: without it the proxy forwards with no hooks at all.
+    env = {"ENABLE_PREVIEW_FEATURES": "true"}
+    with running_server([*args, str(port)], port=port, log_path=log, env=env) as url:
         yield Server(url, _child_pid(port))
 
 

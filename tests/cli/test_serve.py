@@ -166,3 +166,18 @@ async def test_with_preview_off_serve_warns_and_forwards_without_hooks(
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=STARTUP_SECONDS)
     assert b"preview field 'hooks' ignored: set ENABLE_PREVIEW_FEATURES=true" in stderr
+
+
+def test_connections_the_server_accepts_have_nagle_off() -> None:
+    """uvicorn serving a socket it did not bind leaves Nagle on, and an answer's last small write
+    then waits for the client's delayed ACK (about 40 ms per request): the listening socket
+    carries TCP_NODELAY, which accepted connections inherit."""
+    from agent_hooks.serve._command import _listen
+
+    port = free_port()
+    with _listen("127.0.0.1", port) as listening:
+        listening.listen()
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            accepted, _ = listening.accept()
+            with accepted:
+                assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)

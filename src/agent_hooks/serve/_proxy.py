@@ -148,10 +148,9 @@ class HooksProxy:
             conversation = owned
             if response_id is not None:
                 conversation = conversation or f"response:{response_id}"
-                await self._store.link(response_id, conversation, tenant=tenant)
             pairs = synthetic_pairs(history)
-            if conversation and (pairs or stored):
-                await self._store.save(conversation, pairs, tenant=tenant)
+            if conversation and (pairs or stored or response_id is not None):
+                await self._store.save(conversation, pairs, tenant=tenant, response_id=response_id)
 
         upstream = self._anthropic_upstream if dialect is ANTHROPIC else self._upstream
         answer = await unless_client_leaves(

@@ -9,7 +9,7 @@ instead of failing once per stale pooled connection. The pool is bounded (:data:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
@@ -64,9 +64,12 @@ class RedisStore(ConversationStore):
             raise StateError(f"{type(exc).__name__}: {exc}") from exc
         return text
 
-    async def _write(self, key: str, text: str) -> None:
+    async def _write(self, entries: Mapping[str, str]) -> None:
         try:
-            await self._client.set(_KEY_PREFIX + key, text, ex=STATE_TTL_SECONDS)
+            async with self._client.pipeline(transaction=False) as pipe:
+                for key, text in entries.items():
+                    pipe.set(_KEY_PREFIX + key, text, ex=STATE_TTL_SECONDS)
+                await pipe.execute()
         except RedisError as exc:
             raise StateError(f"{type(exc).__name__}: {exc}") from exc
 

@@ -28,7 +28,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
@@ -107,16 +107,26 @@ class SqliteStore(ConversationStore):
         )
         return None if row is None else str(row[0])
 
-    async def _write(self, key: str, text: str) -> None:
+    async def _write(self, entries: Mapping[str, str]) -> None:
         now = self._clock()
-        await self._run(
-            lambda db: db.execute(
-                "INSERT INTO conversations (id, pairs, expires_at) VALUES (?, ?, ?)"
-                " ON CONFLICT (id) DO UPDATE SET pairs = excluded.pairs,"
-                " expires_at = excluded.expires_at",
-                (key, text, now + STATE_TTL_SECONDS),
-            )
-        )
+        rows = [(key, text, now + STATE_TTL_SECONDS) for key, text in entries.items()]
+
+        def write(db: sqlite3.Connection) -> None:
+            # One transaction however many keys: a response id and its pairs land together.
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(
+                    "INSERT INTO conversations (id, pairs, expires_at) VALUES (?, ?, ?)"
+                    " ON CONFLICT (id) DO UPDATE SET pairs = excluded.pairs,"
+                    " expires_at = excluded.expires_at",
+                    rows,
+                )
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+        await self._run(write)
         if now - self._purged_at >= _PURGE_EVERY_SECONDS and not self._purging:
             self._purged_at, self._purging = now, True
             threading.Thread(target=self._purge, args=(now,), daemon=True).start()

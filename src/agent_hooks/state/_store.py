@@ -14,7 +14,7 @@ import json
 import logging
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
 import anyio
@@ -72,7 +72,7 @@ def state_key(tenant: str | None, conversation_id: str) -> str:
 
 
 def _link_key(tenant: str | None, response_id: str) -> str:
-    """Where :meth:`ConversationStore.link` keeps a response's conversation: the owner part of
+    """Where :meth:`ConversationStore.save` records a response's conversation: the owner part of
     :func:`state_key`, then ``/`` where a conversation key has ``:``, so no key is both."""
     owner = state_key(tenant, "").removesuffix(":")
     return f"{owner}/{response_id}"
@@ -133,24 +133,27 @@ class ConversationStore(ABC):
             return []
 
     async def save(
-        self, conversation_id: str, pairs: Sequence[Pair], *, tenant: str | None
+        self,
+        conversation_id: str,
+        pairs: Sequence[Pair],
+        *,
+        tenant: str | None,
+        response_id: str | None = None,
     ) -> None:
-        """Keep :func:`retained_pairs` of ``pairs`` as the conversation's state."""
-        self._check_open()
-        text = _encode(retained_pairs(pairs))
-        await self._call(self._write(state_key(tenant, conversation_id), text), "not saved")
+        """Keep :func:`retained_pairs` of ``pairs`` as the conversation's state.
 
-    async def link(self, response_id: str, conversation_id: str, *, tenant: str | None) -> None:
-        """Record that ``tenant``'s answer ``response_id`` belongs to ``conversation_id``
-        (``serve``'s Responses route: a follow-up names only the answer it continues, SPEC 13).
-        Kept as long as a conversation."""
+        ``response_id`` also records, in the same write, that this answer belongs to the
+        conversation (``serve``'s Responses route: a follow-up names only the answer it
+        continues, SPEC 13); :meth:`linked` reads it back, as long as a conversation lives.
+        """
         self._check_open()
-        await self._call(
-            self._write(_link_key(tenant, response_id), conversation_id), "link not saved"
-        )
+        entries = {state_key(tenant, conversation_id): _encode(retained_pairs(pairs))}
+        if response_id is not None:
+            entries[_link_key(tenant, response_id)] = conversation_id
+        await self._call(self._write(entries), "not saved")
 
     async def linked(self, response_id: str, *, tenant: str | None) -> str | None:
-        """The conversation :meth:`link` recorded for ``tenant``'s ``response_id``; ``None`` when
+        """The conversation :meth:`save` recorded for ``tenant``'s ``response_id``; ``None`` when
         there is none or the store failed."""
         self._check_open()
         text = await self._call(self._read(_link_key(tenant, response_id)), "link not loaded")
@@ -171,8 +174,8 @@ class ConversationStore(ABC):
         """
 
     @abstractmethod
-    async def _write(self, key: str, text: str) -> None:
-        """Store ``text`` under ``key`` for :data:`STATE_TTL_SECONDS`.
+    async def _write(self, entries: Mapping[str, str]) -> None:
+        """Store each text under its key for :data:`STATE_TTL_SECONDS`, in one round trip.
 
         Raises:
             StateError: the backend failed.

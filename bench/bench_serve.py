@@ -17,8 +17,10 @@ is measured against the baseline it must be compared with, in the same run:
   conversations (half of them expired, so the first save would purge them);
 * the LiteLLM proxy at 1 and 32 clients, when ``litellm`` is installed (optional);
 * each API the proxy speaks (Chat Completions, Responses, Anthropic Messages) with the same two
-  TTL-fresh hooks: throughput at 32 clients against the stub direct on the same route, and the
-  p50 latency the proxy adds one request at a time (alternating with direct requests).
+  TTL'd hooks, once in one stored conversation and once without a credential (no state):
+  throughput at 32 clients against the stub direct on the same route, and the p50 latency the
+  proxy adds one request at a time (alternating with direct requests). ``--routes`` runs only
+  these.
 
 The client, the proxy and the upstream share one (often 2-core, noisy) machine: compare ratios,
 not absolute figures, and note the machine's load (printed first). ``make bench`` runs it.
@@ -262,11 +264,12 @@ def hey(
     *,
     seconds: int = LOAD_SECONDS,
     path: str = "/v1/chat/completions",
+    headers: dict[str, str] = HEADERS,
 ) -> Load:
     """``clients`` keep-alive connections posting ``body_file`` to ``path`` for ``seconds``;
     all 200s."""
     command = ["hey", "-c", str(clients), "-m", "POST", "-D", str(body_file)]
-    for name, value in HEADERS.items():
+    for name, value in headers.items():
         command += ["-H", f"{name}: {value}"] if name != "content-type" else ["-T", value]
     url = f"{target.url}{path}"
     subprocess.run([*command, "-z", "1s", url], check=True, capture_output=True)
@@ -296,10 +299,11 @@ def one_at_a_time(
     *,
     path: str = "/v1/chat/completions",
     requests: int = SEQUENTIAL,
+    headers: dict[str, str] = HEADERS,
 ) -> tuple[float, float]:
     """Median latency (s) of ``body`` to each target, alternating, one request at a time."""
     latencies: dict[str, list[float]] = {direct: [], through: []}
-    with httpx.Client(timeout=60, headers=HEADERS) as client:
+    with httpx.Client(timeout=60, headers=headers) as client:
         for index in range(2 * (requests + 2)):
             url = (direct, through)[index % 2]
             started = time.perf_counter()
@@ -507,24 +511,35 @@ class RouteFigures:
     """Median seconds one request at a time, alternating direct and through the proxy."""
 
 
-def route_figures(stub: Server, hooked: Server, workdir: Path) -> dict[str, RouteFigures]:
-    """Each API with the two TTL-fresh hooks: load at CLIENTS, then one at a time."""
+STATELESS = {"content-type": "application/json"}
+"""No credential, so no tenant and no stored state: the pipeline alone, without the store."""
+
+
+def route_figures(
+    stub: Server, hooked: Server, workdir: Path, headers: dict[str, str]
+) -> dict[str, RouteFigures]:
+    """Each API with the two TTL hooks: load at CLIENTS, then one at a time."""
     figures = {}
     for name, (path, body) in ROUTES.items():
         body_file = workdir / f"{name}.json"
         body_file.write_bytes(json.dumps(body).encode())
-        direct = hey(stub, CLIENTS, body_file, path=path)
-        through = hey(hooked, CLIENTS, body_file, path=path)
+        direct = hey(stub, CLIENTS, body_file, path=path, headers=headers)
+        through = hey(hooked, CLIENTS, body_file, path=path, headers=headers)
         alone = one_at_a_time(
-            stub.url, hooked.url, body_file.read_bytes(), path=path, requests=ROUTE_SEQUENTIAL
+            stub.url,
+            hooked.url,
+            body_file.read_bytes(),
+            path=path,
+            requests=ROUTE_SEQUENTIAL,
+            headers=headers,
         )
         figures[name] = RouteFigures(direct, through, *alone)
     return figures
 
 
-def print_routes(figures: dict[str, RouteFigures]) -> None:
+def print_routes(title: str, figures: dict[str, RouteFigures]) -> None:
     print(
-        f"\neach API, 2 TTL-fresh hooks: {CLIENTS} clients (hey), and p50 one at a time "
+        f"\neach API, {title}: {CLIENTS} clients (hey), and p50 one at a time "
         f"({ROUTE_SEQUENTIAL} alternating requests each)\n"
     )
     print(
@@ -538,6 +553,15 @@ def print_routes(figures: dict[str, RouteFigures]) -> None:
             f"{row.direct_p50 * 1000:>9.2f} ms{row.through_p50 * 1000:>8.2f} ms"
             f"{(row.through_p50 - row.direct_p50) * 1000:>+8.2f} ms"
         )
+
+
+def all_routes(stub: Server, hooked: Server, workdir: Path) -> None:
+    """Each API twice: one conversation with stored state (both hooks TTL-fresh after the first
+    turn; every turn saves), and requests without a credential (no state: the hooks run)."""
+    stateful = route_figures(stub, hooked, workdir, HEADERS)
+    stateless = route_figures(stub, hooked, workdir, STATELESS)
+    print_routes("one conversation, SQLite state, 2 TTL-fresh hooks", stateful)
+    print_routes("no credential (no state), 2 hooks injecting", stateless)
 
 
 def main() -> None:
@@ -563,7 +587,8 @@ def main() -> None:
             f"proxy, 2 fresh hooks, {CLIENTS} clients": hey(hooked, CLIENTS, small),
         }
         loads |= litellm_loads(stub.url, workdir, small)
-        routes = route_figures(stub, hooked, workdir)
+        stateful = route_figures(stub, hooked, workdir, HEADERS)
+        stateless = route_figures(stub, hooked, workdir, STATELESS)
         body = long.read_bytes()
         direct_long, bare_long = one_at_a_time(stub.url, bare.url, body)
         _, hooked_long = one_at_a_time(stub.url, hooked.url, body)
@@ -582,7 +607,8 @@ def main() -> None:
             _fill(path, rows)
             stores[rows] = asyncio.run(store_turns(path))
     _print(loads, direct_long, bare_long, hooked_long, round_trip, hook, tool, starts, stores)
-    print_routes(routes)
+    print_routes("one conversation, SQLite state, 2 TTL-fresh hooks", stateful)
+    print_routes("no credential (no state), 2 hooks injecting", stateless)
 
 
 def _print(
@@ -636,7 +662,7 @@ def _print(
 
 
 def routes_only() -> None:
-    """``--routes``: only the per-API figures (the stub, one hooked proxy), in seconds."""
+    """``--routes``: only the per-API figures (the stub and one hooked proxy)."""
     print(f"machine: {os.cpu_count()} cores, load average", *os.getloadavg())
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         workdir = Path(tmp)
@@ -644,8 +670,7 @@ def routes_only() -> None:
         hooked = stack.enter_context(
             server(proxy(stub.url, workdir, "hooked", FRESH_HOOKS), workdir, "hooked")
         )
-        routes = route_figures(stub, hooked, workdir)
-    print_routes(routes)
+        all_routes(stub, hooked, workdir)
 
 
 if __name__ == "__main__":

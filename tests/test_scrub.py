@@ -15,6 +15,7 @@ from agent_hooks._scrub import (
     register_url,
     scrub,
     scrub_http_library_logs,
+    scrub_result,
     scrubbing_filter,
 )
 
@@ -146,3 +147,12 @@ def test_the_http_libraries_records_are_scrubbed_whatever_handler_receives_them(
         logging.getLogger("httpcore2.http11").debug("headers %r", [(b"x", secret.encode())])
     assert secret not in caplog.text
     assert "GET http://***@127.0.0.1/" in caplog.text
+
+
+def test_tool_results_lose_declared_secrets_but_keep_literal_header_words() -> None:
+    register_secret("application/json-literal-header")  # a literal manifest value
+    register_secret("2", always_whole=True)  # a short value read from the environment
+    register_secret("env-read-result-secret", always_whole=True)
+    text = "format application/json-literal-header, version 2, key env-read-result-secret"
+    assert scrub_result(text) == "format application/json-literal-header, version 2, key ***"
+    assert scrub(text) == "format ***, version ***, key ***"  # logs lose them all

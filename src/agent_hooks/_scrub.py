@@ -17,6 +17,12 @@ What is registered for a secret value:
   ``Bearer sk-...`` is hidden when a library quotes only the token;
 - the percent-encoded form of each of those, as it appears in a logged URL.
 
+Tool results are a different audience: the model reads them, so only values that are secrets by
+declaration (read through ``{"env": NAME}``, URL credentials, the upstream key) are scrubbed from
+them, and only when they have at least :data:`MIN_WHOLE_CHARS` characters (:func:`scrub_result`).
+A literal header such as ``Accept: application/json``, or an API version ``2`` read from the
+environment, must not erase those words from every answer.
+
 Records reach handlers two ways, and a filter sees only one of them: filters on a *logger* run for
 records logged on that very logger (not its children), filters on a *handler* run for every record
 the handler emits. :func:`install_scrubbing` therefore puts the filter on both; a host attaches
@@ -41,6 +47,7 @@ __all__ = [
     "register_url",
     "scrub",
     "scrub_http_library_logs",
+    "scrub_result",
     "scrubbing_filter",
 ]
 
@@ -64,10 +71,36 @@ _HTTP_LIBRARY_LOGGERS = tuple(
 may quote a URL or a response header. A filter on a logger sees only records logged on it by
 name, so each is listed."""
 
-_lock = threading.Lock()
-_secrets: set[str] = set()
-_pattern: re.Pattern[str] | None = None
-"""All registered secrets, longest first, so a secret containing another is replaced whole."""
+
+class _Registry:
+    """A set of secrets and one pattern over them, longest first, so a secret containing another
+    is replaced whole."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._secrets: set[str] = set()
+        self.pattern: re.Pattern[str] | None = None
+
+    def add(self, candidates: set[str]) -> None:
+        """Register ``candidates`` and their URL-encoded forms; cheap when all are known already
+        (every call resolves its secrets again, so the usual case is "nothing new")."""
+        with_encoded = candidates | {quote(value, safe="") for value in candidates}
+        with self._lock:
+            if with_encoded <= self._secrets:
+                return
+            self._secrets.update(with_encoded)
+            ordered = sorted(self._secrets, key=len, reverse=True)
+            self.pattern = re.compile("|".join(re.escape(secret) for secret in ordered))
+
+    def sub(self, text: str) -> str:
+        pattern = self.pattern
+        return text if pattern is None else pattern.sub(REPLACEMENT, text)
+
+
+_everything = _Registry()
+"""Every secret and each long part of one: what logs and reasons are scrubbed of."""
+_declared = _Registry()
+"""Secrets by declaration only: what tool results are scrubbed of."""
 
 
 def register_secret(value: str, *, always_whole: bool = False) -> None:
@@ -78,8 +111,11 @@ def register_secret(value: str, *, always_whole: bool = False) -> None:
     """
     whole = value and (always_whole or len(value) >= MIN_WHOLE_CHARS)
     candidates = {value} if whole else set()
-    candidates.update(part for part in value.split() if len(part) >= MIN_PART_CHARS)
-    _add(candidates)
+    parts = {part for part in value.split() if len(part) >= MIN_PART_CHARS}
+    candidates.update(parts)
+    _everything.add(candidates)
+    if always_whole:
+        _declared.add({value} | parts if len(value) >= MIN_WHOLE_CHARS else parts)
 
 
 def register_url(url: str) -> None:
@@ -96,37 +132,27 @@ def register_url(url: str) -> None:
     found = [userinfo, *userinfo.split(":", 1)] if at else []
     found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if _is_secret_key(k)]
     for value in found:
-        register_secret(value)
-        register_secret(unquote(value))
+        register_secret(value, always_whole=True)
+        register_secret(unquote(value), always_whole=True)
     if at:
         user, _, password = userinfo.partition(":")
         basic = f"{unquote(user)}:{unquote(password)}".encode()
-        register_secret(base64.b64encode(basic).decode())
+        register_secret(base64.b64encode(basic).decode(), always_whole=True)
 
 
 def _is_secret_key(key: str) -> bool:
     return _SECRET_QUERY_KEY.search(key) is not None
 
 
-def _add(candidates: set[str]) -> None:
-    """Register ``candidates`` and their URL-encoded forms; cheap when all are known already
-    (every call resolves its secrets again, so the usual case is "nothing new")."""
-    global _pattern
-    with_encoded = candidates | {quote(value, safe="") for value in candidates}
-    with _lock:
-        if with_encoded <= _secrets:
-            return
-        _secrets.update(with_encoded)
-        ordered = sorted(_secrets, key=len, reverse=True)
-        _pattern = re.compile("|".join(re.escape(secret) for secret in ordered))
-
-
 def scrub(text: str) -> str:
     """``text`` with every registered secret replaced by ``***``."""
-    pattern = _pattern
-    if pattern is None:
-        return text
-    return pattern.sub(REPLACEMENT, text)
+    return _everything.sub(text)
+
+
+def scrub_result(text: str) -> str:
+    """A tool result with the secrets by declaration replaced by ``***`` (see the module
+    docstring): what the model and the stored history may see."""
+    return _declared.sub(text)
 
 
 class ScrubbingFilter(logging.Filter):
@@ -137,7 +163,7 @@ class ScrubbingFilter(logging.Filter):
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if _pattern is None:
+        if _everything.pattern is None:
             return True
         try:
             message = record.getMessage()

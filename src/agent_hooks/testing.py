@@ -81,6 +81,7 @@ class _Replacement(_tools.StagedBaseTool):
     def __init__(self, name: str, answer: ToolAnswer) -> None:
         super().__init__(name=name)
         self._answer = answer
+        self.answers_at_once = isinstance(answer, str)
 
     async def execute(self, arguments: Mapping[str, Any]) -> str | None:
         """Raises:

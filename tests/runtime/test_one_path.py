@@ -206,7 +206,46 @@ def _use_key(monkeypatch: pytest.MonkeyPatch, key: str | None) -> None:
 
 async def test_a_host_injectors_content_is_scrubbed_of_the_secrets_the_app_resolved() -> None:
     secret = "sk-one-path-only-secret-value"
-    register_secret(secret)
+    register_secret(secret, always_whole=True)  # as a value read through {"env": NAME} is
     host = HostMemories(content=f"the header was Bearer {secret}")
     history = await host.transform(list(HISTORY))
     assert history[3].content == "the header was Bearer ***"
+
+
+class SwallowsCancel(StagedBaseTool):
+    """A host tool that catches the deadline's cancel and answers anyway, slowly."""
+
+    async def execute(self, arguments: Mapping[str, Any]) -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            await asyncio.sleep(2)  # unwinds far past the grace period
+            return "late answer"
+        return "never"
+
+
+async def test_a_host_tool_that_swallows_the_cancel_is_abandoned_and_timed_out() -> None:
+    config = ApplicationConfig.model_validate({"hooks": [hook("swallow", timeout_seconds=0.2)]})
+    runner_app = create_injector(
+        config, [HostTools(SwallowsCancel(name="swallow")), _clock()], preview=True
+    )
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    run = await run_once(runner_app)
+    assert loop.time() - started < 0.2 + 0.5 + 1.0  # the deadline, the grace, a busy machine
+    assert run.records[0].outcome == HookOutcome.TIMED_OUT
+    assert run.messages == list(HISTORY)
+
+
+def test_only_tools_that_never_wait_skip_the_abandonable_task() -> None:
+    config = ApplicationConfig.model_validate(
+        {
+            "toolsets": [{"type": "internal", "name": "clock", "tools": ["current_time"]}],
+            "hooks": [hook("current_time"), hook("alpha")],
+        }
+    )
+    runner_app = create_injector(
+        config, [HostTools(VersionedTool("alpha")), _clock()], preview=True
+    )
+    inline = {h.tool: h.inline for h in runner_app.get(HookRunner).hooks}
+    assert inline == {"current_time": True, "alpha": False}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent_hooks._scrub import scrub
+from agent_hooks._scrub import scrub_result
 from agent_hooks.config.hooks import HookEvent, ToolCallHookConfig
 from agent_hooks.injection._ids import arguments_json, call_id_prefix
 from agent_hooks.injection._synthetic import SyntheticToolCallInjector
@@ -72,7 +72,7 @@ def _content_call(injector: SyntheticToolCallInjector, messages: list[Message]) 
     async def call(arguments: Mapping[str, Any]) -> ToolCallResult:
         content = await injector.get_content(messages)
         if isinstance(content, str):
-            content = scrub(content)  # as for every manifest tool's result (SPEC 9)
+            content = scrub_result(content)  # as for every manifest tool's result (SPEC 9)
         return ToolCallResult(content=content, tool_name=injector.get_tool_name())
 
     return call

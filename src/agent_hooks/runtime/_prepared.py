@@ -46,9 +46,8 @@ class PreparedHook:
     templated: bool
     """The arguments are a JSON-e template, rendered per run (identity stays the template)."""
     inline: bool = False
-    """The call runs in this process (an internal or test-kit tool): the runner awaits it under
-    ``asyncio.timeout`` instead of in a task it could abandon. Such a tool that ignores
-    cancellation delays the run; one that waits on I/O belongs in a toolset."""
+    """Every tool that may answer never waits (:attr:`ToolRoute.answers_at_once`): the runner
+    awaits the call under ``asyncio.timeout`` instead of in a task it could abandon."""
     precondition: Callable[[], bool] | None = None
     """A host injector's ``should_inject``: false skips the hook as a false ``condition`` does."""
 
@@ -118,7 +117,7 @@ def prepare_hooks(
                 arguments_text=arguments_json(config.arguments),
                 ttl_seconds=ttl.ttl_minutes * 60 if isinstance(ttl, TTLRefreshCondition) else None,
                 templated=is_templated(config.arguments),
-                inline=route.in_process,
+                inline=route.answers_at_once,
             )
         )
     return prepared

@@ -49,6 +49,9 @@ class StagedBaseTool(ABC):
     ``description`` and ``parameters`` may be class attributes or constructor arguments.
     """
 
+    answers_at_once: bool = False
+    """Set by tools that never wait (the built-in clock, a test kit's fixed answer): the runner
+    may await them without a task of its own, since nothing can outlive their deadline."""
     name: str
     description: str = ""
     parameters: Mapping[str, Any] = _EMPTY_OBJECT_SCHEMA

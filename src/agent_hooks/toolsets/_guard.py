@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from agent_hooks._scrub import scrub
+from agent_hooks._scrub import scrub_result
 from agent_hooks.errors import ToolTimeoutError
 from agent_hooks.tools import StagedBaseTool, StageLevel, ToolCallResult
 from agent_hooks.tools._fallback import FallbackProcessor
@@ -70,7 +70,7 @@ class GuardedTool:
             )
         if not isinstance(result.content, str):  # None, or a host tool's mistake the runner names
             return result
-        return dataclasses.replace(result, content=scrub(result.content))
+        return dataclasses.replace(result, content=scrub_result(result.content))
 
     async def execute(self, arguments: Mapping[str, Any]) -> str | None:
         """The content of one guarded call (for direct use outside hooks)."""

@@ -54,11 +54,15 @@ class ToolRoute:
     toolset_name: str | None = None
 
     @property
-    def in_process(self) -> bool:
-        """Whether every place on the route is a Python tool of this process (no server, no
-        HTTP): such a call needs no task of its own to be given up at a deadline."""
-        return self.override is not None or all(
-            isinstance(toolset, InternalToolset) for toolset in self.toolsets
+    def answers_at_once(self) -> bool:
+        """Whether every tool that may answer on this route never waits (no server, no HTTP, no
+        host code that could ignore a cancel): such a call needs no task of its own to be given
+        up at its deadline."""
+        if self.override is not None:
+            return self.override.answers_at_once
+        return (self.registered is None or self.registered.answers_at_once) and all(
+            isinstance(toolset, InternalToolset) and toolset.answers_at_once(self.final_name)
+            for toolset in self.toolsets
         )
 
 

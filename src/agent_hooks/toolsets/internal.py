@@ -21,6 +21,7 @@ class CurrentTimeTool(StagedBaseTool):
 
     name = "current_time"
     description = "The current date and time in UTC, ISO-8601."
+    answers_at_once = True
 
     def __init__(self, clock: Clock) -> None:
         super().__init__()
@@ -61,6 +62,10 @@ class InternalToolset(Toolset):
 
     def may_provide(self, final_name: str) -> bool:
         return any(tool.name == final_name for tool in self._tools)
+
+    def answers_at_once(self, final_name: str) -> bool:
+        """Whether the tool this toolset has under ``final_name`` (if any) never waits."""
+        return all(tool.answers_at_once for tool in self._tools if tool.name == final_name)
 
     async def list_tools(self) -> list[StagedBaseTool]:
         return list(self._tools)

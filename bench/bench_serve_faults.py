@@ -228,7 +228,7 @@ async def client_loop(
             else:
                 counts.completed += 1
         except httpx.HTTPError as exc:
-            counts.failures[type(exc).__name__] += 1
+            counts.failures[f"{type(exc).__name__}: {exc}"[:120]] += 1
 
 
 def usage(pid: int) -> tuple[float, int]:

@@ -9,8 +9,9 @@ history equals running the hooks one after another (SPEC section 8).
 Only the tool call (resolving the tool, starting its session, the call) runs in a task that may be
 abandoned at the hook's deadline; every decision about the history is made here, after the wait,
 so an abandoned call can never change a history it no longer owns. Calls of tools that never wait
-(the built-in clock, the test kit's fixed answers) are awaited under ``asyncio.timeout`` instead, and hooks that call nothing (a false condition, a fresh
-result) are decided before any task is scheduled: a run pays for tasks only where there is I/O.
+(the built-in clock, the test kit's fixed answers) are awaited under ``asyncio.timeout`` instead,
+and hooks that call nothing (a false condition, a fresh result) are decided before any task is
+scheduled: a run pays for tasks only where there is I/O.
 """
 
 from __future__ import annotations

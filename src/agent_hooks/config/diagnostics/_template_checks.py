@@ -327,6 +327,8 @@ def _parse(source: str, *, terminator: str | None) -> _Parsed:
         return _Parsed(error=_syntax_reason(source, tokens, parser, terminator))
     except _MissingOperandError:
         return _Parsed(error="an operand is missing")
+    except AttributeError:  # json-e's parser reads past the end of some truncated expressions
+        return _Parsed(error="the expression ends too early")
     except RecursionError:
         return _Parsed(error="nested too deeply")
     token = parser.current_token

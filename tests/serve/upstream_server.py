@@ -7,7 +7,9 @@ ordinary answer (streamed when asked), ``gated`` (streams one chunk, then waits 
 Faults: ``leaky`` (a 401 quoting the credentials it got), ``broken`` (the body, or the stream,
 stops half-way: the connection is cut), ``stalled`` (the body stops half-way and the connection
 stays open) and ``hold`` (nothing after the headers, or after the first chunk, until the proxy
-closes the request; ``GET /_closed`` counts those closes).
+closes the request; ``GET /_closed`` counts those closes). Streamed, in every dialect:
+``cut-short`` (the first delta, then a clean end with no end marker) and ``fails`` (the first
+delta, then the dialect's error event and a clean end).
 Responses answers have ids ``resp_up_{n}``, one per request.
 ``GET /_received`` returns each request's headers and body; ``DELETE /_received`` forgets them.
 """
@@ -55,6 +57,27 @@ async def _stream(gate: anyio.Event | None) -> AsyncIterator[bytes]:
     yield b"data: [DONE]\n\n"
 
 
+def _ended_early(
+    events: AsyncIterator[bytes], first: int, error: bytes | None = None
+) -> StreamingResponse:
+    """The ``first`` events of a streamed answer, then ``error`` (if any) and a clean end."""
+
+    async def early() -> AsyncIterator[bytes]:
+        count = 0
+        async for event in events:
+            if count == first:
+                break
+            count += 1
+            yield event
+        if error is not None:
+            yield error
+
+    return StreamingResponse(early(), media_type="text/event-stream")
+
+
+_CHAT_ERROR = b'data: {"error": {"message": "overloaded", "type": "server_error"}}\n\n'
+
+
 async def _tool_call_stream() -> AsyncIterator[bytes]:
     call = {"index": 0, "id": "call_9", "type": "function", "function": {"name": "f"}}
     yield _chunk({"role": "assistant", "tool_calls": [call]})
@@ -86,6 +109,8 @@ async def chat_completions(request: Request) -> Response:
     if model == "slow":
         await anyio.sleep(5)
     if body.get("stream"):
+        if model in ("cut-short", "fails"):
+            return _ended_early(_stream(None), 1, _CHAT_ERROR if model == "fails" else None)
         gate = _gate(model)
         chunks = _tool_call_stream() if model == "tool-call" else _stream(gate)
         return StreamingResponse(chunks, media_type="text/event-stream")
@@ -193,6 +218,11 @@ async def responses(request: Request) -> Response:
         yield _event({"type": "response.output_text.delta", **delta, "delta": " from upstream"})
         yield _event({"type": "response.completed", "response": response})
 
+    if model == "cut-short":
+        return _ended_early(events(), 2)
+    if model == "fails":
+        failed = {**response, "status": "failed", "output": []}
+        return _ended_early(events(), 2, _event({"type": "response.failed", "response": failed}))
     return StreamingResponse(events(), media_type="text/event-stream")
 
 
@@ -232,6 +262,11 @@ async def messages(request: Request) -> Response:
         yield _event({"type": "message_delta", "delta": stop, "usage": {"output_tokens": 1}})
         yield _event({"type": "message_stop"})
 
+    if model == "cut-short":
+        return _ended_early(events(), 3)
+    if model == "fails":
+        error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+        return _ended_early(events(), 3, _event(error))
     return StreamingResponse(events(), media_type="text/event-stream")
 
 

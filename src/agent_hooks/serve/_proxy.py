@@ -283,8 +283,7 @@ class HooksProxy:
             answer,
             headers=headers,
             error_body=shaped,
-            on_chunk=streamed.feed,
-            answer_done=lambda: streamed.done,
+            reader=streamed,
             before_end=lambda: commit(streamed.response_id),
             after=after,
         )

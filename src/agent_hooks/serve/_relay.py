@@ -18,6 +18,7 @@ import httpx
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from agent_hooks.serve._dialects import AnswerReader
 from agent_hooks.serve._errors import ProxyError
 from agent_hooks.serve._upstream import UpstreamBrokeOff, UpstreamTimeout
 
@@ -70,12 +71,15 @@ class StreamRelay(Response):
     """An ASGI response that passes an upstream event stream on as it arrives.
 
     It owns the upstream response: closed when the stream ends, breaks off, or the client leaves
-    (at once, not when the next chunk comes). ``on_chunk`` sees every chunk (to reassemble the
-    answer) and ``answer_done`` says whether the answer's last event went by. ``before_end``
-    runs when the client got the whole answer, before the response's last frame (state is
-    saved there, so a client's next turn finds it); ``after`` runs then too, once the response
-    is over. A stream that breaks off ends with one ``data: {"error": ...}`` event shaped by
-    ``error_body``; neither of the two runs then.
+    (at once, not when the next chunk comes). ``reader`` sees every chunk (to reassemble the
+    answer) and says whether the answer's last event went by and whether it reported a failure.
+    ``before_end`` runs when the client got the whole answer and it succeeded, before the
+    response's last frame (state is saved there, so a client's next turn finds it); ``after``
+    runs then too, once the response is over (SPEC 12.1: state only after a successful answer;
+    SPEC 12: no ``on_completion`` when the upstream failed). A stream that breaks off, or ends
+    at the HTTP level before the answer's last event, ends with one ``data: {"error": ...}``
+    event shaped by ``error_body`` (never a silent clean end); neither of the two runs then.
+    Without a reader (an upstream error relayed as it came) nothing is checked and neither runs.
     """
 
     def __init__(
@@ -84,8 +88,7 @@ class StreamRelay(Response):
         *,
         headers: Mapping[str, str],
         error_body: Callable[[ProxyError], dict[str, Any]],
-        on_chunk: Callable[[bytes], None] | None = None,
-        answer_done: Callable[[], bool] | None = None,
+        reader: AnswerReader | None = None,
         before_end: Callable[[], Awaitable[None]] | None = None,
         after: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
@@ -94,8 +97,7 @@ class StreamRelay(Response):
         self.background = None
         self.init_headers(headers)
         self._error_body = error_body
-        self._on_chunk = on_chunk
-        self._answer_done = answer_done
+        self._reader = reader
         self._before_end = before_end
         self._after = after
 
@@ -117,38 +119,40 @@ class StreamRelay(Response):
             await self._after()
 
     async def _pump(self, receive: Receive, send: Send) -> bool:
-        """Relay until the end; whether the client got the whole answer.
+        """Relay until the end; whether the client got the whole answer and it succeeded.
 
         A client may close as soon as it has read the answer's last event (the ``openai`` client
-        does, at ``[DONE]``), so a disconnect after ``answer_done`` says so is not a loss.
+        does, at ``[DONE]``), so a disconnect after the reader saw it is not a loss.
         """
+        reader = self._reader
         try:
-            finished = await unless_client_leaves(
-                receive, self._relay(self._answer.aiter_bytes(), send)
-            )
+            await unless_client_leaves(receive, self._relay(self._answer.aiter_bytes(), send))
         except ClientGone:
-            finished = self._answer_done is not None and self._answer_done()
-            if not finished:
+            if reader is None or not reader.done:
                 log_client_gone()
+        finished = reader is not None and reader.done and not reader.failed
         if finished and self._before_end is not None:
             await self._before_end()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
         return finished
 
-    async def _relay(self, chunks: AsyncIterator[bytes], send: Send) -> bool:
+    async def _relay(self, chunks: AsyncIterator[bytes], send: Send) -> None:
+        reader = self._reader
+        error: ProxyError
         try:
             async for chunk in chunks:
-                if self._on_chunk is not None:
-                    self._on_chunk(chunk)
+                if reader is not None:
+                    reader.feed(chunk)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
         except httpx.HTTPError as exc:
-            error: ProxyError
             if isinstance(exc, httpx.TimeoutException):
                 error = UpstreamTimeout(f"the upstream's stream stalled ({type(exc).__name__})")
             else:
                 error = UpstreamBrokeOff(f"the upstream's stream broke off ({type(exc).__name__})")
-            logger.warning("%s", error)
-            event = b"data: " + json.dumps(self._error_body(error)).encode() + b"\n\n"
-            await send({"type": "http.response.body", "body": event, "more_body": True})
-            return False
-        return True
+        else:
+            if reader is None or reader.done:
+                return
+            error = UpstreamBrokeOff("the upstream's stream ended before its answer was complete")
+        logger.warning("%s", error)
+        event = b"data: " + json.dumps(self._error_body(error)).encode() + b"\n\n"
+        await send({"type": "http.response.body", "body": event, "more_body": True})

@@ -273,6 +273,8 @@ class StreamedMessage:
         self._parts: list[str] = []
         self._tool_call = False
         self._stopped = False
+        self.failed = False
+        """An ``error`` event went by."""
 
     def feed(self, chunk: bytes) -> None:
         for data in self._lines.feed(chunk):
@@ -280,14 +282,15 @@ class StreamedMessage:
 
     @property
     def done(self) -> bool:
-        """``message_stop`` went by."""
-        return self._stopped
+        """``message_stop`` or an ``error`` event went by."""
+        return self._stopped or self.failed
 
     def answer(self) -> Answer:
-        """The text of the reply; none for a tool call or a stream that never stopped."""
+        """The text of the reply; none for a tool call, a stream that never stopped or one that
+        reported an error."""
         for data in self._lines.flush():
             self._event(data)
-        if self._tool_call or not self._stopped:
+        if self._tool_call or not self._stopped or self.failed:
             return Answer(None)
         return Answer({"role": "assistant", "content": "".join(self._parts)})
 
@@ -315,6 +318,8 @@ class StreamedMessage:
                 self._tool_call = True
         elif kind == "message_stop":
             self._stopped = True
+        elif kind == "error":
+            self.failed = True
 
 
 ANTHROPIC = _AnthropicDialect()

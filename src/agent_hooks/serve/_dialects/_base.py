@@ -143,6 +143,11 @@ class AnswerReader(Protocol):
     def done(self) -> bool:
         """Whether the answer's last event went by (a client may close right after it)."""
 
+    @property
+    def failed(self) -> bool:
+        """Whether the upstream reported a failure in the stream (an error event, a failed or
+        incomplete response): the answer did not complete successfully."""
+
     def feed(self, chunk: bytes) -> None: ...
 
     def answer(self) -> Answer:

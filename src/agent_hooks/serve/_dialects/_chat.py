@@ -129,29 +129,35 @@ class StreamedChat:
         self._parts: list[str] = []
         self._role = "assistant"
         self._tool_call = False
-        self._seen = False
         self._finished = False
+        self.failed = False
+        """An ``{"error": ...}`` event went by."""
 
     @property
     def done(self) -> bool:
-        """``[DONE]`` went by, or the first choice's finish reason."""
-        return self._finished or self._lines.done
+        """``[DONE]`` went by, the first choice's finish reason, or an error event."""
+        return self._finished or self._lines.done or self.failed
 
     def feed(self, chunk: bytes) -> None:
         for data in self._lines.feed(chunk):
             self._event(data)
 
     def answer(self) -> Answer:
-        """The reassembled assistant message; none for a tool call or no content at all."""
+        """The reassembled assistant message; none for a tool call, or an answer that did not
+        complete (no end, or an error event)."""
         for data in self._lines.flush():
             self._event(data)
-        if self._tool_call or not self._seen:
+        if self._tool_call or not self.done or self.failed:
             return Answer(None)
         return Answer({"role": self._role, "content": "".join(self._parts)})
 
     def _event(self, data: bytes) -> None:
         try:
-            choices = json.loads(data)["choices"]
+            event = json.loads(data)
+            if isinstance(event, dict) and "error" in event:
+                self.failed = True
+                return
+            choices = event["choices"]
             choice = next(c for c in choices if isinstance(c, dict) and c.get("index", 0) == 0)
         except (ValueError, KeyError, TypeError, StopIteration):
             return  # usage-only chunks and other choices say nothing about the first answer
@@ -160,7 +166,6 @@ class StreamedChat:
         delta = choice.get("delta")
         if not isinstance(delta, dict):
             return
-        self._seen = True
         if delta.get("tool_calls") or delta.get("function_call"):
             self._tool_call = True
         if choice.get("finish_reason") in ("tool_calls", "function_call"):

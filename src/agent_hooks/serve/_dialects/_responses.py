@@ -277,7 +277,9 @@ class StreamedResponse:
         self._lines = SSELines()
         self.response_id: str | None = None
         self.done = False
-        """A final event (completed, failed, incomplete) went by."""
+        """A final event (completed, failed, incomplete, error) went by."""
+        self.failed = False
+        """The final event was not ``response.completed``."""
         self._completed: Any = None
 
     def feed(self, chunk: bytes) -> None:
@@ -287,21 +289,27 @@ class StreamedResponse:
     def answer(self) -> Answer:
         for data in self._lines.flush():
             self._event(data)
-        if self._completed is None:
+        if self._completed is None or self.failed:
             return Answer(None, self.response_id)
         return _answer(self._completed)
 
     def _event(self, data: bytes) -> None:
-        # Only events that carry the whole response are parsed; deltas are skipped unread.
-        if self.response_id is not None and not any(kind in data for kind in _FINAL_EVENTS):
-            return
-        if self.response_id is None and b'"response"' not in data:
+        # Only final events, errors and (until the id is known) events carrying the whole
+        # response are parsed; deltas are skipped unread.
+        if not any(kind in data for kind in _FINAL_EVENTS) and (
+            self.response_id is not None or b'"response"' not in data
+        ):
             return
         try:
             event = json.loads(data)
         except ValueError:
             return
-        response = event.get("response") if isinstance(event, dict) else None
+        if not isinstance(event, dict):
+            return
+        if event.get("type") == "error":
+            self.done = self.failed = True
+            return
+        response = event.get("response")
         if not isinstance(response, dict):
             return
         if self.response_id is None and isinstance(response.get("id"), str):
@@ -311,9 +319,11 @@ class StreamedResponse:
             self.done = True
             if kind == "response.completed":
                 self._completed = response
+            else:
+                self.failed = True
 
 
-_FINAL_EVENTS = (b"response.completed", b"response.failed", b"response.incomplete")
+_FINAL_EVENTS = (b"response.completed", b"response.failed", b"response.incomplete", b'"error"')
 
 
 RESPONSES = _ResponsesDialect()

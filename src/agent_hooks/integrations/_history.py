@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+from pydantic import ValidationError
 
 from agent_hooks.messages import Message
 
-__all__ = ["History", "HistoryBuilder", "rebuilt", "tool_names"]
+__all__ = ["History", "HistoryBuilder", "openai_message", "rebuilt", "tool_names"]
 
 N = TypeVar("N")
 
@@ -103,3 +105,11 @@ def tool_names(messages: Sequence[Message]) -> dict[str, str]:
         for call in message.tool_calls or ()
         if call.function is not None
     }
+
+
+def openai_message(data: Any) -> Message | None:
+    """An OpenAI-format message a client sent; ``None`` for one that is not (it rides along)."""
+    try:
+        return Message.model_validate(data)
+    except ValidationError:
+        return None

@@ -56,3 +56,4 @@ bench: install
 	$(BIN)/python bench/bench_toolsets.py
 	$(BIN)/python bench/bench_runtime.py
 	$(BIN)/python bench/bench_serve.py
+	$(BIN)/python bench/bench_integrations.py

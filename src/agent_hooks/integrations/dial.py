@@ -10,8 +10,8 @@ with the new history, then runs the ``on_completion`` hooks with the content ``i
 choice 0. DIAL clients send whole histories and never see the hooks' pairs, so the pairs are kept
 in the store, keyed by the request's API key (hashed) and ``X-Conversation-Id``, and put back
 after the first user message on the next request; pairs a client sends are removed first and
-never stored. (The SDK's models are pydantic v1 models by default, hence ``parse_obj`` and
-``copy``.) ``configuration``, ``tokenize``, ``truncate_prompt`` and ``rate_response`` are
+never stored. (The SDK's models are pydantic v1 models by default, hence ``dict`` and
+``parse_obj``.) ``configuration``, ``tokenize``, ``truncate_prompt`` and ``rate_response`` are
 ``inner``'s. A hook with ``on_error: fail`` that fails is a 424 ``hook_error``.
 """
 
@@ -78,7 +78,7 @@ class AgentHooksChatCompletion(ChatCompletion):
             history = run.messages
             messages = rebuilt(converted, run.messages, _native_message)
             if messages is not None:
-                request = request.copy(update={"messages": messages})
+                request.messages = messages  # this request's own object; a copy costs a deep copy
         answer = _Answer(response)
         await self.inner.chat_completion(request, response)
         with _as_dial_error(), contained("dial", "completion"):
@@ -140,7 +140,7 @@ def _as_dial_error() -> Iterator[None]:
 def _to_history(messages: Sequence[DialMessage]) -> History[DialMessage]:
     builder: HistoryBuilder[DialMessage] = HistoryBuilder()
     for message in messages:
-        builder.add(openai_message(message.model_dump(mode="json", exclude_unset=True)), message)
+        builder.add(openai_message(message.dict(exclude_unset=True)), message)
     return builder.build()
 
 

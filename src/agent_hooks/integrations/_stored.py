@@ -76,12 +76,20 @@ class RunPairs:
 def keeper_for(
     store: ConversationStore | None,
     request: Mapping[str, Any] | None,
-    tenant: str | None,
     fallback: RunPairs,
+    *,
+    tenant: str | None = None,
+    needs_tenant: bool = False,
 ) -> PairKeeper:
-    """The store's entry for the request's ``conversation_id``; ``fallback`` without either."""
+    """The store's entry for the request's ``conversation_id``; ``fallback`` without either.
+
+    ``needs_tenant``: the framework has caller credentials (LiteLLM, DIAL), so a call without one
+    is nobody's and has no stored state (SPEC 12.1), whatever conversation id it names.
+    """
     conversation = (request or {}).get("conversation_id")
     if store is None or not isinstance(conversation, str) or not conversation:
+        return fallback
+    if needs_tenant and not tenant:
         return fallback
     return StoredPairs(store, conversation, tenant)
 

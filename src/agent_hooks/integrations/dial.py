@@ -70,7 +70,9 @@ class AgentHooksChatCompletion(ChatCompletion):
         save = None
         with _as_dial_error(), contained("dial", "chat_completion"):
             context = self.request(request)
-            keeper = keeper_for(self.store, context, request.api_key, RunPairs())
+            keeper = keeper_for(
+                self.store, context, RunPairs(), tenant=request.api_key, needs_tenant=True
+            )
             converted = _to_history(request.messages)
             run, save = await run_with_pairs(
                 self.runner, converted.messages, keeper, context, from_client=True

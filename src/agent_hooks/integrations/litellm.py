@@ -120,7 +120,7 @@ class AgentHooksCallback(CustomLogger):
         with contained("litellm", "async_pre_call_hook"):
             request = self.request(user_api_key_dict, data)
             tenant = user_api_key_dict.token or user_api_key_dict.api_key
-            keeper = keeper_for(self.store, request, tenant, RunPairs())
+            keeper = keeper_for(self.store, request, RunPairs(), tenant=tenant, needs_tenant=True)
             history = _to_history(data["messages"])
             run, save = await run_with_pairs(
                 self.runner, history.messages, keeper, request, from_client=True

@@ -110,7 +110,7 @@ class AgentHooks:
         with contained("openai_agents", "call_model_input_filter"):
             state = self._state(data.context)
             request = self.request(data.context)
-            keeper = keeper_for(self.store, request, None, state.pairs)
+            keeper = keeper_for(self.store, request, state.pairs)
             history = _to_history(data.model_data.input)
             run, save = await run_with_pairs(
                 self.runner, history.messages, keeper, request, from_client=False

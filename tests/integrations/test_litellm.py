@@ -26,6 +26,7 @@ from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.integrations.litellm import AgentHooksCallback
 from agent_hooks.state import open_store
 from tests.integrations._kit import MEMORY, Kit, hooks_app
+from tests.integrations._logging import capture, restore
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
@@ -88,12 +89,14 @@ async def proxy(environment: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Mod
     from litellm.proxy import proxy_server
 
     inputs = ModelInputs()
+    saved = capture()  # the proxy configures logging as it starts
     async with proxy_server.app.router.lifespan_context(proxy_server.app):
         litellm.callbacks.append(inputs)
         transport = httpx.ASGITransport(app=proxy_server.app)
         async with httpx.AsyncClient(transport=transport, base_url="http://proxy") as client:
             yield client, inputs
         litellm.callbacks.remove(inputs)
+    restore(saved)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -12,6 +13,7 @@ class LoggerState:
     propagate: bool
     disabled: bool
     handlers: tuple[logging.Handler, ...]
+    filters: tuple[Any, ...]  # logging.Filter objects or callables
 
 
 def loggers() -> dict[str, logging.Logger]:
@@ -25,7 +27,13 @@ def loggers() -> dict[str, logging.Logger]:
 
 def capture() -> dict[str, LoggerState]:
     return {
-        name: LoggerState(logger.level, logger.propagate, logger.disabled, tuple(logger.handlers))
+        name: LoggerState(
+            logger.level,
+            logger.propagate,
+            logger.disabled,
+            tuple(logger.handlers),
+            tuple(logger.filters),
+        )
         for name, logger in loggers().items()
     }
 
@@ -40,3 +48,4 @@ def restore(saved: dict[str, LoggerState]) -> None:
         logger.propagate = state.propagate
         logger.disabled = state.disabled
         logger.handlers[:] = state.handlers
+        logger.filters[:] = state.filters

@@ -2,10 +2,10 @@
 
 - LiteLLM fetches its model price list from the network unless told not to: the tests run
   offline, so they say so before any test module imports it.
-- Importing LiteLLM sets the ``httpx`` logger to WARNING, and DIAL's SDK gives ``uvicorn`` a
-  stderr handler of its own that does not propagate. The test modules here import the frameworks
-  when collected, before any test of the suite runs, so the loggers are put back as they were
-  once collection is done, and again after each test here.
+- Importing LiteLLM sets the ``httpx`` logger to WARNING and gives it a redacting filter of its
+  own, and DIAL's SDK gives ``uvicorn`` a stderr handler of its own that does not propagate.
+  The test modules here import the frameworks when collected, before any test of the suite runs,
+  so the loggers are put back as they were once collection is done, and again after each test.
 """
 
 from __future__ import annotations

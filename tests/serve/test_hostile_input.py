@@ -136,6 +136,17 @@ def test_an_upstream_error_quoting_our_key_reaches_the_client_scrubbed(proxy: Pr
         proxy.client().chat.completions.create(model="leaky", messages=[USER])  # type: ignore[list-item]
     assert UPSTREAM_KEY not in caught.value.message
     assert "Incorrect API key provided: Bearer ***" in caught.value.message
+    assert caught.value.response.headers["x-seen-authorization"] == "Bearer ***"
+
+
+def test_a_streamed_upstream_error_quoting_our_key_reaches_the_client_scrubbed(
+    proxy: Proxy,
+) -> None:
+    response = post(proxy, body(model="leaky", stream=True))
+    assert response.status_code == 401
+    assert UPSTREAM_KEY not in response.text
+    assert "Incorrect API key provided: Bearer ***" in response.text
+    assert response.headers["x-seen-authorization"] == "Bearer ***"
 
 
 @pytest.mark.parametrize("stream", [False, True])

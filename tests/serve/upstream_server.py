@@ -4,12 +4,12 @@ Responses API, Anthropic Messages and the model list.
 Run as ``python upstream_server.py PORT``. The request's ``model`` picks the behaviour: an
 ordinary answer (streamed when asked), ``gated`` (streams one chunk, then waits for
 ``POST /_release``), ``tool-call``, ``teapot`` (answers 418) and ``slow`` (never in time).
-Faults: ``leaky`` (a 401 quoting the credentials it got), ``broken`` (the body, or the stream,
-stops half-way: the connection is cut), ``stalled`` (the body stops half-way and the connection
-stays open) and ``hold`` (nothing after the headers, or after the first chunk, until the proxy
-closes the request; ``GET /_closed`` counts those closes). Streamed, in every dialect:
-``cut-short`` (the first delta, then a clean end with no end marker) and ``fails`` (the first
-delta, then the dialect's error event and a clean end).
+Faults: ``leaky`` (a 401 quoting the credentials it got, in its body and a header),
+``broken`` (the body, or the stream, stops half-way: the connection is cut), ``stalled`` (the
+body stops half-way and the connection stays open) and ``hold`` (nothing after the headers, or
+after the first chunk, until the proxy closes the request; ``GET /_closed`` counts those
+closes). Streamed, in every dialect: ``cut-short`` (the first delta, then a clean end with no
+end marker) and ``fails`` (the first delta, then the dialect's error event and a clean end).
 Responses answers have ids ``resp_up_{n}``, one per request.
 ``GET /_received`` returns each request's headers and body; ``DELETE /_received`` forgets them.
 """
@@ -129,8 +129,15 @@ async def chat_completions(request: Request) -> Response:
 
 
 def _leaky(request: Request, stream: bool) -> Response:
-    quoted = f"Incorrect API key provided: {request.headers.get('authorization')}"
-    return JSONResponse({"error": {"message": quoted, "code": "invalid_api_key"}}, 401)
+    """A 401 quoting the credentials it got in its body and in a header (an event stream when
+    the request streams)."""
+    got = str(request.headers.get("authorization"))
+    error = {"error": {"message": f"Incorrect API key provided: {got}", "code": "invalid_api_key"}}
+    headers = {"x-seen-authorization": got}
+    if stream:
+        event = f"data: {json.dumps(error)}\n\n"
+        return Response(event, 401, headers=headers, media_type="text/event-stream")
+    return JSONResponse(error, 401, headers=headers)
 
 
 def _broken(request: Request, stream: bool) -> Response:

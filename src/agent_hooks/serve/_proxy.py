@@ -157,8 +157,11 @@ class HooksProxy:
             request.receive,
             upstream.send(dialect.upstream_path, forwarded, request.headers, dialect.credentials),
         )
-        if answer.headers.get("content-type", "").startswith("text/event-stream"):
+        if answer.is_success and answer.headers.get("content-type", "").startswith(
+            "text/event-stream"
+        ):
             return self._relay(dialect, answer, history, context, commit)
+        # An error is read whole, streamed or not, so the client gets it scrubbed (SPEC 12.1).
         content = await unless_client_leaves(request.receive, upstream.read(answer))
         task = None
         if answer.is_success:
@@ -261,7 +264,7 @@ class HooksProxy:
         context: dict[str, str],
         commit: Callable[[str | None], Awaitable[None]],
     ) -> StreamRelay:
-        """Pass the upstream's events on as they arrive; reassemble the answer on the way.
+        """Pass a successful answer's events on as they arrive; reassemble it on the way.
 
         The turn is committed (with a Responses answer's id) before the stream's last frame.
         """
@@ -270,8 +273,6 @@ class HooksProxy:
         def shaped(error: ProxyError) -> dict[str, Any]:
             return error_body(error, dialect)
 
-        if not answer.is_success:
-            return StreamRelay(answer, headers=headers, error_body=shaped)
         streamed = dialect.reader()
 
         async def after() -> None:

@@ -79,7 +79,6 @@ class StreamRelay(Response):
     SPEC 12: no ``on_completion`` when the upstream failed). A stream that breaks off, or ends
     at the HTTP level before the answer's last event, ends with one ``data: {"error": ...}``
     event shaped by ``error_body`` (never a silent clean end); neither of the two runs then.
-    Without a reader (an upstream error relayed as it came) nothing is checked and neither runs.
     """
 
     def __init__(
@@ -88,7 +87,7 @@ class StreamRelay(Response):
         *,
         headers: Mapping[str, str],
         error_body: Callable[[ProxyError], dict[str, Any]],
-        reader: AnswerReader | None = None,
+        reader: AnswerReader,
         before_end: Callable[[], Awaitable[None]] | None = None,
         after: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
@@ -128,9 +127,9 @@ class StreamRelay(Response):
         try:
             await unless_client_leaves(receive, self._relay(self._answer.aiter_bytes(), send))
         except ClientGone:
-            if reader is None or not reader.done:
+            if not reader.done:
                 log_client_gone()
-        finished = reader is not None and reader.done and not reader.failed
+        finished = reader.done and not reader.failed
         if finished and self._before_end is not None:
             await self._before_end()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -141,8 +140,7 @@ class StreamRelay(Response):
         error: ProxyError
         try:
             async for chunk in chunks:
-                if reader is not None:
-                    reader.feed(chunk)
+                reader.feed(chunk)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
         except httpx.HTTPError as exc:
             if isinstance(exc, httpx.TimeoutException):
@@ -150,7 +148,7 @@ class StreamRelay(Response):
             else:
                 error = UpstreamBrokeOff(f"the upstream's stream broke off ({type(exc).__name__})")
         else:
-            if reader is None or reader.done:
+            if reader.done:
                 return
             error = UpstreamBrokeOff("the upstream's stream ended before its answer was complete")
         logger.warning("%s", error)

@@ -185,9 +185,10 @@ class UpstreamClient:
 
 
 def passthrough_headers(response: httpx.Response) -> dict[str, str]:
-    """The upstream's response headers that describe the answer (content type, request ids...)."""
+    """The upstream's response headers that describe the answer (content type, request ids...),
+    each value scrubbed: an upstream may reflect the credentials it got in a header."""
     return {
-        name: value
+        name: scrub(value)
         for name, value in response.headers.items()
         if name.lower() not in _NOT_PASSED_BACK
     }

@@ -6,20 +6,28 @@ A host builds its app from a manifest and runs the hooks of an event on each req
         runner = injector.get(HookRunner)
         run = await runner.run(HookEvent.ON_REQUEST_START, messages)
         messages = run.messages
+
+Each name is imported when first used (:mod:`agent_hooks._lazy`), so the command line and the
+packages underneath load only what they need.
 """
 
-from agent_hooks._preview_module import preview_module
-from agent_hooks.agent_hooks_module import AgentHooksModule
-from agent_hooks.app_factory import ClockModule, aclose_app, create_injector, open_app
-from agent_hooks.config.hooks import HookEvent
-from agent_hooks.runtime import (
-    HookFailedError,
-    HookObserver,
-    HookOutcome,
-    HookRun,
-    HookRunner,
-    HookRunRecord,
-)
+import typing
+
+import agent_hooks._lazy as _lazy
+
+if typing.TYPE_CHECKING:
+    from agent_hooks._preview_module import preview_module
+    from agent_hooks.agent_hooks_module import AgentHooksModule
+    from agent_hooks.app_factory import ClockModule, aclose_app, create_injector, open_app
+    from agent_hooks.config import HookEvent
+    from agent_hooks.runtime import (
+        HookFailedError,
+        HookObserver,
+        HookOutcome,
+        HookRun,
+        HookRunner,
+        HookRunRecord,
+    )
 
 __all__ = [
     "AgentHooksModule",
@@ -36,3 +44,23 @@ __all__ = [
     "open_app",
     "preview_module",
 ]
+
+__getattr__, __dir__ = _lazy.lazy_exports(
+    __name__,
+    {
+        "AgentHooksModule": "agent_hooks.agent_hooks_module",
+        "ClockModule": "agent_hooks.app_factory",
+        "HookEvent": "agent_hooks.config",
+        "HookFailedError": "agent_hooks.runtime",
+        "HookObserver": "agent_hooks.runtime",
+        "HookOutcome": "agent_hooks.runtime",
+        "HookRun": "agent_hooks.runtime",
+        "HookRunRecord": "agent_hooks.runtime",
+        "HookRunner": "agent_hooks.runtime",
+        "aclose_app": "agent_hooks.app_factory",
+        "create_injector": "agent_hooks.app_factory",
+        "open_app": "agent_hooks.app_factory",
+        "preview_module": "agent_hooks._preview_module",
+    },
+    globals(),
+)

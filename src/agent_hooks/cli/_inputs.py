@@ -7,19 +7,17 @@ import json
 import math
 import sys
 from collections.abc import Sequence
-from typing import Any
-
-from pydantic import TypeAdapter, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from agent_hooks.config.diagnostics._jsontext import parse_json_text
 from agent_hooks.config.diagnostics._suggest import clip
 from agent_hooks.config.diagnostics._validation_errors import issues_from_validation_error
 from agent_hooks.errors import ConfigError, ConfigIssue
-from agent_hooks.messages import Message
+
+if TYPE_CHECKING:
+    from agent_hooks.messages import Message
 
 __all__ = [
-    "DEFAULT_MAX_BYTES",
-    "DEFAULT_MAX_MESSAGES",
     "MAX_NOW_SECONDS",
     "UserInputError",
     "load_messages",
@@ -27,11 +25,7 @@ __all__ = [
     "parse_request",
 ]
 
-DEFAULT_MAX_MESSAGES = 100_000
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 MAX_NOW_SECONDS = 10**10
-
-_MESSAGES = TypeAdapter(list[Message])
 
 
 class UserInputError(Exception):
@@ -91,8 +85,12 @@ def load_messages(source: str, *, max_bytes: int, limit: int) -> list[Message]:
     if isinstance(data, list) and len(data) > limit:
         message = f"{len(data)} messages, more than {limit}; --max-messages raises the limit"
         raise UserInputError([ConfigIssue("$", message)])
+    from pydantic import TypeAdapter, ValidationError  # only ``run`` reads messages
+
+    from agent_hooks.messages import Message
+
     try:
-        return _MESSAGES.validate_python(data)
+        return TypeAdapter(list[Message]).validate_python(data)
     except ValidationError as exc:
         raise UserInputError(issues_from_validation_error(exc, data, Message)) from exc
 

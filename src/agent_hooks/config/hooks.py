@@ -22,6 +22,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from agent_hooks._toolnames import sanitize_toolname
 from agent_hooks.config._base import JsonInt, JsonNumber, StrictModel, require_in_schema
+from agent_hooks.config._events import HookEvent
 from agent_hooks.config.diagnostics._template_checks import (
     TemplateProblem,
     context_names,
@@ -40,17 +41,6 @@ __all__ = [
     "TTLRefreshCondition",
     "ToolCallHookConfig",
 ]
-
-
-class HookEvent(StrEnum):
-    """The seam of the host's request handling where a hook fires: ``on_request_start`` (before
-    the first model call of a request) or ``on_completion`` (after the final answer)."""
-
-    ON_REQUEST_START = "on_request_start"
-    """After the host's initialisers, before the first model call of a request."""
-
-    ON_COMPLETION = "on_completion"
-    """After the agent produced its final answer; results are not injected."""
 
 
 class InjectionFrequency(StrEnum):

@@ -1,0 +1,39 @@
+"""Packages that re-export their public names without importing them until first use (PEP 562).
+
+``import agent_hooks`` and ``import agent_hooks.config`` sit under every command and every
+host, so they import nothing until a name is asked for: the CLI's ``--help`` never builds the
+manifest models, and ``validate`` never loads the runtime. Type checkers see the real imports
+(the package keeps them under ``if TYPE_CHECKING:``), so nothing changes for them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["lazy_exports"]
+
+
+def lazy_exports(
+    package: str, homes: Mapping[str, str], namespace: dict[str, Any]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The ``__getattr__`` and ``__dir__`` of ``package``, whose public names live in ``homes``.
+
+    ``homes`` maps each name to the module that defines it; a name is imported on first access
+    and then kept in ``namespace`` (the package's globals), so later lookups cost nothing.
+    """
+
+    def getattr_(name: str) -> Any:
+        try:
+            home = homes[name]
+        except KeyError:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+        value = getattr(importlib.import_module(home), name)
+        namespace[name] = value
+        return value
+
+    def dir_() -> list[str]:
+        return sorted({*namespace, *homes})
+
+    return getattr_, dir_

@@ -57,12 +57,20 @@ class RedisStore(ConversationStore):
         )
         self._client: Redis = Redis.from_pool(pool)
 
-    async def _read(self, key: str) -> str | bytes | None:
+    async def _read(self, key: str) -> tuple[str | bytes, float] | None:
+        """The entry and its expiry, in one round trip (a pipeline of GET and PTTL)."""
         try:
-            text: str | bytes | None = await self._client.get(_KEY_PREFIX + key)
+            async with self._client.pipeline(transaction=False) as pipeline:
+                pipeline.get(_KEY_PREFIX + key)
+                pipeline.pttl(_KEY_PREFIX + key)
+                text, milliseconds = await pipeline.execute()
         except RedisError as exc:
             raise StateError(f"{type(exc).__name__}: {exc}") from exc
-        return text
+        if text is None:
+            return None
+        # PTTL is -1 for a key without expiry (another program wrote it): never skip its save.
+        left = milliseconds / 1000 if milliseconds >= 0 else 0.0
+        return text, self._clock() + left
 
     async def _write(self, entries: Mapping[str, str]) -> None:
         try:

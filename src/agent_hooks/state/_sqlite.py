@@ -16,13 +16,18 @@ Failure modes it is built around (SPEC 12.1: a bad state file costs the state, n
   file the connection opened; when it does not, it says so at ERROR and starts a new file. A file
   SQLite calls damaged is renamed ``*.corrupt`` (kept for a look) and a new one started.
 - *Slow disks and locks* run in a worker thread; the busy timeout stays under the store's 2 s bound.
+  One statement at a time (a capacity limiter of one): concurrent requests queue on the event
+  loop instead of piling up threads that wait on the connection's lock.
 
 Expired conversations are never returned (``load`` filters on expiry); deleting them happens in
-the background after a save, at most hourly, off the request's path.
+the background after a save, at most hourly, in batches of :data:`_PURGE_BATCH` rows queued
+behind the requests' statements, so a purge of 100,000 rows never holds a request up.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import sqlite3
@@ -45,6 +50,10 @@ _BUSY_TIMEOUT_MS = 1500
 
 _SET_UP_RETRY_SECONDS = 0.02
 _PURGE_EVERY_SECONDS = 3600.0
+_PURGE_BATCH = 500
+"""Expired rows deleted per statement: a few milliseconds, so requests wait no longer."""
+_PURGE_CLOSE_SECONDS = 2.0
+"""How long closing the store waits for a purge under way to finish."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -69,14 +78,16 @@ class SqliteStore(ConversationStore):
         on_error: Callable[[], None] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(name=f"sqlite store {path}", on_error=on_error, monotonic=monotonic)
+        super().__init__(
+            name=f"sqlite store {path}", on_error=on_error, monotonic=monotonic, clock=clock
+        )
         self.path = path
-        self._clock = clock
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
         self._purged_at = float("-inf")
-        self._purging = False
+        self._one_at_a_time = anyio.CapacityLimiter(1)
+        self._purge: asyncio.Task[None] | None = None
 
     def open(self) -> None:
         """Create the file now, so a path that cannot hold it fails at start, not on a request.
@@ -98,14 +109,14 @@ class SqliteStore(ConversationStore):
             except sqlite3.Error as exc:
                 raise OSError(f"cannot open the state file {self.path}: {exc}") from exc
 
-    async def _read(self, key: str) -> str | None:
+    async def _read(self, key: str) -> tuple[str, float] | None:
         row = await self._run(
             lambda db: db.execute(
-                "SELECT pairs FROM conversations WHERE id = ? AND expires_at > ?",
+                "SELECT pairs, expires_at FROM conversations WHERE id = ? AND expires_at > ?",
                 (key, self._clock()),
             ).fetchone()
         )
-        return None if row is None else str(row[0])
+        return None if row is None else (str(row[0]), float(row[1]))
 
     async def _write(self, entries: Mapping[str, str]) -> None:
         now = self._clock()
@@ -127,11 +138,20 @@ class SqliteStore(ConversationStore):
             db.execute("COMMIT")
 
         await self._run(write)
-        if now - self._purged_at >= _PURGE_EVERY_SECONDS and not self._purging:
-            self._purged_at, self._purging = now, True
-            threading.Thread(target=self._purge, args=(now,), daemon=True).start()
+        if now - self._purged_at >= _PURGE_EVERY_SECONDS and self._purge is None:
+            self._purged_at = now
+            self._purge = asyncio.create_task(self._purge_expired(now))
 
     async def _close(self) -> None:
+        """Close the connection once a purge under way has finished (or after
+        :data:`_PURGE_CLOSE_SECONDS`, when it is cancelled between batches)."""
+        if self._purge is not None:
+            purge = self._purge
+            await asyncio.wait({purge}, timeout=_PURGE_CLOSE_SECONDS)
+            purge.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await purge
+
         def close() -> None:
             with self._lock:
                 if self._connection is not None:
@@ -140,18 +160,26 @@ class SqliteStore(ConversationStore):
 
         await anyio.to_thread.run_sync(close)
 
-    def _purge(self, now: float) -> None:
-        """Delete expired conversations (a background thread, so no request waits on it)."""
+    async def _purge_expired(self, now: float) -> None:
+        """Delete the conversations expired at ``now``, a batch per statement (a task of its
+        own, so no request waits on it; each batch queues behind the requests' statements)."""
         try:
-            with self._lock:
-                if self._connection is not None:
-                    self._connection.execute(
-                        "DELETE FROM conversations WHERE expires_at <= ?", (now,)
+            while True:
+                deleted = await self._run(
+                    lambda db: (
+                        db.execute(
+                            "DELETE FROM conversations WHERE rowid IN (SELECT rowid FROM"
+                            " conversations WHERE expires_at <= ? LIMIT ?)",
+                            (now, _PURGE_BATCH),
+                        ).rowcount
                     )
-        except sqlite3.Error as exc:
+                )
+                if deleted < _PURGE_BATCH:
+                    return
+        except StateError as exc:
             logger.warning("expired conversations not purged: %s: %s", self.path, exc)
         finally:
-            self._purging = False
+            self._purge = None
 
     async def _run(self, statement: Callable[[sqlite3.Connection], _T]) -> _T:
         def locked() -> _T:
@@ -167,7 +195,9 @@ class SqliteStore(ConversationStore):
 
         # Abandoned at the store's 2 s bound, the thread finishes on its own; the lock keeps
         # the connection to one statement at a time.
-        return await anyio.to_thread.run_sync(locked, abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(
+            locked, abandon_on_cancel=True, limiter=self._one_at_a_time
+        )
 
     def _set_aside(self) -> None:
         """Move a damaged file out of the way; the next call starts a new one."""

@@ -4,7 +4,9 @@ A backend only reads and writes one text value per key (:meth:`ConversationStore
 :meth:`ConversationStore._write`). Everything callers rely on lives here, once: the tenant is
 hashed into the key, only the latest pair per identity and at most :data:`MAX_PAIRS` are kept,
 every call is bounded by :data:`CALL_TIMEOUT_SECONDS`, and a failure costs the caller its state
-(one ERROR line), never its request.
+(one ERROR line), never its request, and a save that would write what the store already holds
+(the same pairs, written or read less than :data:`REFRESH_AFTER_SECONDS` into their expiry) is
+not sent at all: a conversation whose hooks were fresh costs one round trip per turn, its load.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import logging
 import time
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -26,6 +29,7 @@ __all__ = [
     "CALL_TIMEOUT_SECONDS",
     "MAX_PAIRS",
     "PAUSE_SECONDS",
+    "REFRESH_AFTER_SECONDS",
     "STATE_TTL_SECONDS",
     "ConversationStore",
     "Pair",
@@ -47,6 +51,14 @@ MAX_PAIRS = 64
 
 PAUSE_SECONDS = 2.0
 """How long a backend that failed is left alone before it is asked again."""
+
+REFRESH_AFTER_SECONDS = 3600.0
+"""An unchanged conversation is written again (its expiry restarted) once its entry is this old,
+not on every turn: it expires between 7 days less an hour and 7 days after its last request."""
+
+_REMEMBERED_KEYS = 10_000
+"""Conversations whose stored content a store remembers, to skip writing it again (a digest
+each, the least recently used forgotten first)."""
 
 Pair = tuple[dict[str, Any], dict[str, Any]]
 """A synthetic pair in OpenAI chat format: the assistant message with its one tool call, then the
@@ -113,24 +125,34 @@ class ConversationStore(ABC):
         name: str,
         on_error: Callable[[], None] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._name = name
         self._on_error = on_error
         self._monotonic = monotonic
+        self._clock = clock
         self._paused_until = float("-inf")
         self._closed = False
+        self._held: OrderedDict[str, tuple[bytes, float]] = OrderedDict()
+        """What the backend holds per key, as far as this store last read or wrote it: the
+        digest of the text and when it expires (``clock`` seconds)."""
 
     async def load(self, conversation_id: str, *, tenant: str | None) -> list[Pair]:
         """The stored pairs of ``tenant``'s conversation, oldest first; ``[]`` on any failure."""
         self._check_open()
-        text = await self._call(self._read(state_key(tenant, conversation_id)), "not loaded")
-        if text is None:
+        key = state_key(tenant, conversation_id)
+        self._held.pop(key, None)
+        entry = await self._call(self._read(key), "not loaded")
+        if entry is None:
             return []
+        text, expires_at = entry
         try:
-            return _decode(text)
+            pairs = _decode(text)
         except StateError as exc:
             self._report(f"conversation state not loaded: {self._name}: {exc}")
             return []
+        self._hold(key, _digest(text), expires_at)
+        return pairs
 
     async def save(
         self,
@@ -145,18 +167,35 @@ class ConversationStore(ABC):
         ``response_id`` also records, in the same write, that this answer belongs to the
         conversation (``serve``'s Responses route: a follow-up names only the answer it
         continues, SPEC 13); :meth:`linked` reads it back, as long as a conversation lives.
+
+        Nothing is sent when the store already holds exactly these pairs with more than
+        ``STATE_TTL_SECONDS - REFRESH_AFTER_SECONDS`` left before they expire (and there is no
+        answer to link).
         """
         self._check_open()
-        entries = {state_key(tenant, conversation_id): _encode(retained_pairs(pairs))}
+        key = state_key(tenant, conversation_id)
+        text = _encode(retained_pairs(pairs))
+        digest = _digest(text)
+        now = self._clock()
+        held = self._held.pop(key, None)
+        fresh = held is not None and held[1] - now > _UNREFRESHED_SECONDS
+        if held is not None and held[0] == digest and fresh and response_id is None:
+            self._hold(key, *held)
+            return
+        entries = {key: text}
         if response_id is not None:
             entries[_link_key(tenant, response_id)] = conversation_id
-        await self._call(self._write(entries), "not saved")
+        if await self._call(self._written(entries), "not saved"):
+            self._hold(key, digest, now + STATE_TTL_SECONDS)
 
     async def linked(self, response_id: str, *, tenant: str | None) -> str | None:
         """The conversation :meth:`save` recorded for ``tenant``'s ``response_id``; ``None`` when
         there is none or the store failed."""
         self._check_open()
-        text = await self._call(self._read(_link_key(tenant, response_id)), "link not loaded")
+        entry = await self._call(self._read(_link_key(tenant, response_id)), "link not loaded")
+        if entry is None:
+            return None
+        text = entry[0]
         return text.decode() if isinstance(text, bytes) else text
 
     async def aclose(self) -> None:
@@ -166,8 +205,9 @@ class ConversationStore(ABC):
             await self._close()
 
     @abstractmethod
-    async def _read(self, key: str) -> str | bytes | None:
-        """The text stored under ``key``, ``None`` when absent or expired.
+    async def _read(self, key: str) -> tuple[str | bytes, float] | None:
+        """The text stored under ``key`` and when it expires (``clock`` seconds), ``None`` when
+        absent or expired.
 
         Raises:
             StateError: the backend failed.
@@ -183,6 +223,16 @@ class ConversationStore(ABC):
 
     @abstractmethod
     async def _close(self) -> None: ...
+
+    async def _written(self, entries: Mapping[str, str]) -> bool:
+        """:meth:`_write`, then ``True``: so :meth:`_call` tells a save that succeeded apart."""
+        await self._write(entries)
+        return True
+
+    def _hold(self, key: str, digest: bytes, expires_at: float) -> None:
+        self._held[key] = (digest, expires_at)
+        if len(self._held) > _REMEMBERED_KEYS:
+            self._held.popitem(last=False)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -216,6 +266,14 @@ class ConversationStore(ABC):
         logger.error("%s", scrub(line))
         if self._on_error is not None:
             self._on_error()
+
+
+_UNREFRESHED_SECONDS = STATE_TTL_SECONDS - REFRESH_AFTER_SECONDS
+
+
+def _digest(text: str | bytes) -> bytes:
+    data = text.encode() if isinstance(text, str) else text
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _encode(pairs: list[Pair]) -> str:

@@ -1,4 +1,7 @@
-"""The client for the model behind the proxy: one pooled httpx client, streaming every answer.
+"""The client for the model behind the proxy: one httpx client, streaming every answer.
+
+A remote upstream is reached through aiohttp's connection pool (:mod:`._transport` says why),
+the echo model in process.
 
 Answers are opened as streams so the proxy can pass chunks on as they arrive; a body is read
 whole only when the caller asks for it. httpx's failures are translated here, once: a timeout is
@@ -17,6 +20,7 @@ from agent_hooks._scrub import register_secret, register_url, scrub
 from agent_hooks.serve._dialects import OPENAI_CREDENTIALS, Credentials
 from agent_hooks.serve._echo import echo_app
 from agent_hooks.serve._errors import ProxyError
+from agent_hooks.serve._transport import AiohttpTransport
 
 __all__ = [
     "UpstreamBrokeOff",
@@ -87,16 +91,15 @@ class UpstreamClient:
         forward_auth: bool = False,
     ) -> None:
         self.is_echo = base_url is None
-        transport = httpx.ASGITransport(app=echo_app()) if base_url is None else None
+        transport: httpx.AsyncBaseTransport = (
+            httpx.ASGITransport(app=echo_app())
+            if base_url is None
+            else AiohttpTransport(keepalive_seconds=_KEEPALIVE_SECONDS)
+        )
         self._client = httpx.AsyncClient(
             base_url=(base_url or _ECHO_BASE_URL).rstrip("/"),
             transport=transport,
             timeout=httpx.Timeout(timeout_seconds),
-            limits=httpx.Limits(
-                max_connections=None,
-                max_keepalive_connections=64,
-                keepalive_expiry=_KEEPALIVE_SECONDS,
-            ),
         )
         self._api_key = api_key
         self._forward_auth = forward_auth

@@ -141,6 +141,35 @@ def test_the_upstream_gets_the_pair_after_the_first_user_message_and_all_else_un
     assert received["headers"] == {"authorization": f"Bearer {UPSTREAM_KEY}"}
 
 
+def test_messages_the_hooks_leave_alone_reach_the_upstream_exactly_as_sent(
+    proxy: Proxy, upstream: RecordingServer
+) -> None:
+    """Key order, unknown fields and nulls of the client's messages survive: the proxy forwards
+    the client's own dicts, it does not rebuild them from its models."""
+    system = {"content": "You are terse.", "name": "setup", "role": "system", "x_note": None}
+    user = {
+        "x_vendor": {"b": 2, "a": 1},
+        "content": [{"type": "text", "text": "Hi"}],
+        "role": "user",
+    }
+    reply = {"tool_calls": None, "role": "assistant", "content": "Hello", "refusal": None}
+    later = {"role": "user", "content": "And now?", "name": "u"}
+    sent = [system, user, reply, later]
+    body = {"model": "gpt-test", "messages": sent}
+    headers = {"authorization": f"Bearer {CLIENT_KEY}"}
+    response = httpx.post(
+        f"{proxy.url}/v1/chat/completions", json=body, headers=headers, timeout=20
+    )
+    assert response.status_code == 200
+    (received,) = upstream.received()
+    forwarded = received["body"]["messages"]
+    assert is_pair_at(forwarded, 2)
+    untouched = forwarded[:2] + forwarded[4:]
+    assert [list(message.items()) for message in untouched] == [
+        list(message.items()) for message in sent
+    ]
+
+
 def test_streamed_chunks_reach_the_client_as_the_upstream_sends_them(
     proxy: Proxy, upstream: RecordingServer
 ) -> None:

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from agent_hooks import HookEvent, HookFailedError, HookRunner, HookRunRecord
+from agent_hooks.messages import Message
 from agent_hooks.serve._conversation import (
     CONVERSATION_HEADER,
     conversation_id,
@@ -134,7 +135,7 @@ class HooksProxy:
         context = _hook_context(parsed, owned)
         stored = await self._store.load(owned, tenant=tenant) if owned else []
         hooks_input = reapply_pairs(messages, stored, before=parsed.held)
-        history, records = await self._run_hooks(request, hooks_input, context)
+        history, records = await self._run_hooks(request, hooks_input, parsed, context)
         forwarded = parsed.render(
             history, await self._render_context(parsed, history, stored, records)
         )
@@ -237,24 +238,41 @@ class HooksProxy:
         return RenderContext(unsent=unsent, tools=tools)
 
     async def _run_hooks(
-        self, request: Request, messages: list[dict[str, Any]], context: dict[str, str]
+        self,
+        request: Request,
+        messages: list[dict[str, Any]],
+        parsed: ParsedRequest,
+        context: dict[str, str],
     ) -> tuple[list[dict[str, Any]], list[HookRunRecord]]:
         """The history to forward and the hooks' records: ``messages`` itself without hooks.
+
+        Each message is validated once: the models the dialect validated are handed to the
+        runner as they are (only stored pairs and messages rebuilt since are new to it). The
+        runner returns the very objects it was given for the messages it left alone, so those
+        go upstream as the client's (or the store's) own dicts, never dumped again; only what
+        the hooks wrote is.
 
         Raises:
             HookFailed: a hook with ``on_error: fail`` failed (424).
         """
         if self._runner is None:
             return messages, []
+        known: dict[int, Message] = {}
+        if parsed.models is not None:
+            pairs = zip(parsed.history, parsed.models, strict=True)
+            known = {id(raw): model for raw, model in pairs}
+        models = [known.get(id(raw)) or Message.model_validate(raw) for raw in messages]
         try:
-            run = await self._runner.run(HookEvent.ON_REQUEST_START, messages, request=context)
+            run = await self._runner.run(HookEvent.ON_REQUEST_START, models, request=context)
         except HookFailedError as exc:
             self._metrics.hooks(exc.run.records)
             request.state.hooks = _outcomes(exc.run.records)
             raise HookFailed(str(exc)) from exc
         self._metrics.hooks(run.records)
         request.state.hooks = _outcomes(run.records)
-        return [message.to_openai() for message in run.messages], run.records
+        originals = {id(model): raw for model, raw in zip(models, messages, strict=True)}
+        history = [originals.get(id(message)) or message.to_openai() for message in run.messages]
+        return history, run.records
 
     def _relay(
         self,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from agent_hooks.injection._ids import is_synthetic_call_id
+from agent_hooks.messages import Message
 from agent_hooks.serve._errors import BadRequest
 
 __all__ = [
@@ -86,10 +87,16 @@ class RenderContext:
 
 
 class ParsedRequest(abc.ABC):
-    """A body read by its dialect: the history the hooks see, and how to write it back."""
+    """A body read by its dialect: the history the hooks see, and how to write it back.
+
+    ``models`` are the history's messages already validated, one per ``history`` entry in the
+    same order, when the dialect had to validate them anyway (so the proxy does not again);
+    ``None`` when it did not.
+    """
 
     body: dict[str, Any]
     history: list[dict[str, Any]]
+    models: Sequence[Message] | None = None
 
     @property
     def stream(self) -> bool:

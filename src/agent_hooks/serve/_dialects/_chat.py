@@ -11,7 +11,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
+from pydantic_core import SchemaValidator, core_schema
 
 from agent_hooks.messages import Message
 from agent_hooks.serve._dialects._base import (
@@ -26,15 +27,33 @@ from agent_hooks.serve._limits import check_message_count, load_json
 
 __all__ = ["CHAT", "ChatRequest"]
 
-_MESSAGES = TypeAdapter(list[Message])
+
+def _relayed_messages() -> SchemaValidator:
+    """``list[Message]`` exactly as pydantic validates it, less ``Message``'s own wrap validator.
+
+    That wrapper (a Python call per message: half the cost of validating a long history) only
+    records the order of the keys a client sent, for dumping the message later. The proxy never
+    dumps a message it relays: it forwards the client's own dict, and dumps only the messages
+    the hooks wrote. Types, defaults, nested tool calls and error locations are pydantic's.
+    """
+    schema = Message.__pydantic_core_schema__
+    if schema["type"] == "function-wrap":  # the key-order recorder around the model schema
+        schema = schema["schema"]
+    return SchemaValidator(core_schema.list_schema(schema))
+
+
+_MESSAGES = _relayed_messages()
 
 
 class ChatRequest(ParsedRequest):
     """A chat-completions body (plus ``model`` from DIAL's route) and its messages."""
 
-    def __init__(self, body: dict[str, Any], messages: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, body: dict[str, Any], messages: list[dict[str, Any]], models: list[Message]
+    ) -> None:
         self.body = body
         self.history = messages
+        self.models = models
 
     @property
     def user(self) -> str | None:
@@ -67,7 +86,7 @@ class _ChatDialect:
             )
         check_message_count(len(messages))
         try:
-            _MESSAGES.validate_python(messages)
+            models: list[Message] = _MESSAGES.validate_python(messages)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"])
@@ -76,7 +95,7 @@ class _ChatDialect:
             ) from exc
         if deployment is not None and not body.get("model"):
             body["model"] = deployment
-        return ChatRequest(body, messages)
+        return ChatRequest(body, messages, models)
 
     def error_body(
         self, status: int, message: str, *, type_: str, code: str | None

@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import shutil
 import sqlite3
 import statistics
@@ -267,7 +266,11 @@ def hey(
     headers: dict[str, str] = HEADERS,
 ) -> Load:
     """``clients`` keep-alive connections posting ``body_file`` to ``path`` for ``seconds``;
-    all 200s."""
+    all 200s.
+
+    hey's per-request CSV, not its summary: the summary's percentiles come out as zero when a
+    slow target answers only a few requests.
+    """
     command = ["hey", "-c", str(clients), "-m", "POST", "-D", str(body_file)]
     for name, value in headers.items():
         command += ["-H", f"{name}: {value}"] if name != "content-type" else ["-T", value]
@@ -275,19 +278,24 @@ def hey(
     subprocess.run([*command, "-z", "1s", url], check=True, capture_output=True)
     cpu = _cpu_seconds(target.pid)
     out = subprocess.run(
-        [*command, "-z", f"{seconds}s", url], check=True, capture_output=True, text=True
+        [*command, "-z", f"{seconds}s", "-o", "csv", url],
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     cpu = _cpu_seconds(target.pid) - cpu
-    statuses = dict(re.findall(r"\[(\d+)\]\s+(\d+) responses", out))
-    if set(statuses) != {"200"}:
-        raise RuntimeError(f"{target.url}: not every answer was 200: {statuses}\n{out}")
-    requests = int(statuses["200"])
-    cuts = dict(re.findall(r"(\d+)% in ([\d.]+) secs", out))
+    rows = [line.split(",") for line in out.splitlines()[1:] if line]
+    statuses = {row[6] for row in rows}
+    if statuses != {"200"}:
+        raise RuntimeError(f"{target.url}: not every answer was 200: {sorted(statuses)}")
+    latencies = [float(row[0]) for row in rows]
+    elapsed = max(float(row[7]) + float(row[0]) for row in rows)
+    cuts = statistics.quantiles(latencies, n=100)
     return Load(
-        float(re.findall(r"Requests/sec:\s+([\d.]+)", out)[0]),
-        float(cuts["50"]) * 1000,
-        float(cuts["99"]) * 1000,
-        cpu / requests * 1000,
+        len(rows) / elapsed,
+        cuts[49] * 1000,
+        cuts[98] * 1000,
+        cpu / len(rows) * 1000,
         _rss_mb(target.pid),
     )
 
@@ -482,9 +490,10 @@ def print_ratios(ratios: list[Ratio]) -> None:
 
 
 def litellm_loads(stub: str, workdir: Path, body_file: Path) -> dict[str, Load]:
-    """The LiteLLM proxy in front of the same stub, when it is installed."""
-    litellm = Path(sys.executable).with_name("litellm")
-    if not litellm.exists():
+    """The LiteLLM proxy in front of the same stub, when a ``litellm`` command is on PATH (it is
+    best installed in a virtualenv of its own: its pins would fight ours)."""
+    litellm = shutil.which("litellm")
+    if litellm is None:
         return {}
     config = workdir / "litellm.yaml"
     config.write_text(
@@ -493,8 +502,14 @@ def litellm_loads(stub: str, workdir: Path, body_file: Path) -> dict[str, Load]:
     )
     port = free_port()
     log = workdir / "litellm.log"
-    args = ["-m", "litellm", "--config", str(config), "--port", str(port)]
-    with running_server(args, port=port, log_path=log) as url:
+    # running_server starts Python scripts; this one hands its process over to litellm.
+    start = f"import os, sys; os.execv({litellm!r}, [{litellm!r}, *sys.argv[1:]])"
+    args = ["-c", start, "--config", str(config), "--port", str(port)]
+    offline = {  # no download of its price list; no master key (loopback only)
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true",
+    }
+    with running_server(args, port=port, log_path=log, env=offline, startup_seconds=120) as url:
         target = Server(url, _child_pid(port))
         return {
             "LiteLLM proxy, 1 client": hey(target, 1, body_file),
@@ -586,6 +601,8 @@ def main() -> None:
             f"proxy, no hooks, {CLIENTS} clients": hey(bare, CLIENTS, small),
             f"proxy, 2 fresh hooks, {CLIENTS} clients": hey(hooked, CLIENTS, small),
         }
+        if "skipped_fresh" not in (workdir / "hooked.log").read_text():
+            raise RuntimeError("the hooked proxy ran no hooks: see its log")
         loads |= litellm_loads(stub.url, workdir, small)
         stateful = route_figures(stub, hooked, workdir, HEADERS)
         stateless = route_figures(stub, hooked, workdir, STATELESS)

@@ -34,11 +34,17 @@ def free_port() -> int:
 
 @contextmanager
 def running_server(
-    args: list[str], *, port: int, log_path: Path, env: Mapping[str, str] | None = None
+    args: list[str],
+    *,
+    port: int,
+    log_path: Path,
+    env: Mapping[str, str] | None = None,
+    startup_seconds: float = STARTUP_DEADLINE_SECONDS,
 ) -> Iterator[str]:
     """Run ``python *args`` until the block ends; yields ``http://127.0.0.1:{port}``.
 
-    The server's output goes to ``log_path`` and is quoted when it fails to start.
+    The server's output goes to ``log_path`` and is quoted when it fails to start (it has
+    ``startup_seconds`` to listen).
     """
     with log_path.open("ab") as log:
         process = subprocess.Popen(
@@ -48,7 +54,7 @@ def running_server(
             env={**os.environ, **(env or {})},
         )
     try:
-        _wait_until_listening(process, port, log_path)
+        _wait_until_listening(process, port, log_path, startup_seconds)
         yield f"http://127.0.0.1:{port}"
     finally:
         stop(process)
@@ -65,8 +71,10 @@ def stop(process: subprocess.Popen[bytes]) -> None:
             process.wait(timeout=STOP_DEADLINE_SECONDS)
 
 
-def _wait_until_listening(process: subprocess.Popen[bytes], port: int, log_path: Path) -> None:
-    deadline = time.monotonic() + STARTUP_DEADLINE_SECONDS
+def _wait_until_listening(
+    process: subprocess.Popen[bytes], port: int, log_path: Path, startup_seconds: float
+) -> None:
+    deadline = time.monotonic() + startup_seconds
     while time.monotonic() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=_POLL_SECONDS).close()
@@ -78,4 +86,4 @@ def _wait_until_listening(process: subprocess.Popen[bytes], port: int, log_path:
         except subprocess.TimeoutExpired:
             continue
         raise RuntimeError(f"server exited with {code}:\n{log_path.read_text(errors='replace')}")
-    raise TimeoutError(f"server not listening on port {port} after {STARTUP_DEADLINE_SECONDS}s")
+    raise TimeoutError(f"server not listening on port {port} after {startup_seconds}s")

@@ -50,7 +50,11 @@ def echo_text(messages: Sequence[Mapping[str, Any]]) -> str:
 
 def _one_line(content: Any) -> str:
     if isinstance(content, list):
-        content = "\n".join(part.get("text", "") for part in content if isinstance(part, Mapping))
+        content = "\n".join(
+            part["text"]
+            for part in content
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+        )
     return _NEWLINES.sub(" ", content if isinstance(content, str) else "")
 
 

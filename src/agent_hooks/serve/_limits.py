@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -65,7 +66,9 @@ def load_json(raw: bytes) -> Any:
     Raises:
         BadRequest: not JSON (``invalid_json``); nested deeper than :data:`MAX_DEPTH`
             (``too_deep``); ``NaN``/``Infinity`` or a float that overflows (``non_finite_number``);
-            an integer of more than :data:`MAX_INT_DIGITS` digits (``number_too_large``).
+            an integer of more than :data:`MAX_INT_DIGITS` digits (``number_too_large``); a
+            string escaping a lone UTF-16 surrogate (``invalid_unicode``), which no UTF-8 body
+            sent upstream can hold.
     """
     try:
         value = json.loads(raw, parse_constant=_non_finite, parse_float=_float, parse_int=_int)
@@ -74,6 +77,8 @@ def load_json(raw: bytes) -> Any:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BadRequest(f"the body is not JSON: {exc}", code="invalid_json") from exc
     _check_depth(value)
+    if _SURROGATE_ESCAPE.search(raw) or json.detect_encoding(raw) != "utf-8":
+        _check_surrogates(value)  # only then can a string hold one: most bodies skip the walk
     return value
 
 
@@ -124,6 +129,29 @@ def _check_depth(value: Any) -> None:
             for container in containers
             for child in (container.values() if isinstance(container, dict) else container)
         ]
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""A JSON escape of a UTF-16 surrogate; paired ones decode to one character, lone ones stay."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_surrogates(value: Any) -> None:
+    """Every string (keys too) must be Unicode text: a lone surrogate left by the decoder makes
+    encoding the forwarded body fail."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, str) and _SURROGATE.search(item):
+            raise BadRequest(
+                "the JSON holds a lone UTF-16 surrogate escape, which is not Unicode text",
+                code="invalid_unicode",
+            )
 
 
 def _too_large(limit: int) -> NoReturn:

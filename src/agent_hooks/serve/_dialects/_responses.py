@@ -154,8 +154,13 @@ def _pair_items(messages: list[Mapping[str, Any]]) -> list[Any]:
 
 
 def _text(content: Any) -> str:
+    """A pair's content as an ``output`` string (the hooks write a string or text parts)."""
     if isinstance(content, list):
-        return "\n".join(part.get("text", "") for part in content if isinstance(part, Mapping))
+        return "\n".join(
+            part["text"]
+            for part in content
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+        )
     return content if isinstance(content, str) else ""
 
 
@@ -194,10 +199,12 @@ def _entry(item: Any, index: int) -> Entry | None:
         return Entry({"role": "assistant", "tool_calls": [call]}, index)
     if kind == "function_call_output":
         output = item.get("output")
-        if isinstance(output, list):
+        if isinstance(output, list) and all(
+            isinstance(part, Mapping) and isinstance(part.get("text"), str) for part in output
+        ):
             output = _text(output)
         if not isinstance(output, str):
-            return None
+            return None  # images, files, or not an output at all: kept in place, untouched
         return Entry({"role": "tool", "tool_call_id": call_id, "content": output}, index)
     return None
 

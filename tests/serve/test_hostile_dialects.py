@@ -130,3 +130,15 @@ def test_any_json_body_is_never_a_server_error(
     assert response.status_code < 500, response.text
     if response.status_code >= 400:
         assert_error_shape(response, path)
+
+
+@pytest.mark.parametrize(
+    ("path", "field"), [(ROUTES[0], "messages"), (ROUTES[1], "input"), (ROUTES[2], "messages")]
+)
+def test_more_than_100_000_messages_are_a_400_on_every_route(
+    proxy: Proxy, path: str, field: str
+) -> None:
+    response = post(proxy, path, json.dumps({"model": "m", field: [USER] * 100_001}).encode())
+    assert response.status_code == 400
+    assert_error_shape(response, path)
+    assert "100000" in response.text

@@ -33,6 +33,7 @@ from agent_hooks.serve._dialects._base import (
     synthetic_call_id,
 )
 from agent_hooks.serve._dialects._chat import json_object, openai_error
+from agent_hooks.serve._limits import check_message_count
 
 __all__ = ["RESPONSES", "ResponsesRequest"]
 
@@ -219,6 +220,7 @@ class _ResponsesDialect:
 
         Raises:
             InvalidRequest: not a JSON object, or ``input`` is neither a string nor a list.
+            BadRequest: more than 100,000 input items (SPEC 12.1), or JSON past its limits.
         """
         body = json_object(raw)
         raw_input = body.get("input")
@@ -232,6 +234,7 @@ class _ResponsesDialect:
             raise InvalidRequest(
                 "'input' must be a string or an array of items", code="invalid_input"
             )
+        check_message_count(len(items))
         entries = [
             entry for index, item in enumerate(items) if (entry := _entry(item, index)) is not None
         ]

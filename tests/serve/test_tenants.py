@@ -141,6 +141,8 @@ def test_a_tenant_header_separates_users_behind_one_gateway_key(
     with running_proxy(manifest(rest_server.url), tmp_path, *options) as proxy:
         with pytest.raises(openai.AuthenticationError, match="X-Gateway-User"):
             ask(client(proxy, "sk-gateway-key-00"), "alice")
+        with pytest.raises(openai.AuthenticationError, match="X-Gateway-User"):
+            client(proxy, "sk-gateway-key-00").models.list()
         alice = client(proxy, "sk-gateway-key-00", **{"X-Gateway-User": "alice"})
         bob = client(proxy, "sk-gateway-key-00", **{"X-Gateway-User": "bob"})
         for made, user in [(alice, "alice"), (bob, "bob"), (alice, "alice")]:

@@ -182,12 +182,14 @@ class HooksProxy:
         """The upstream's model list as it came, or the echo model's (SPEC 13).
 
         A client that sends ``anthropic-version`` is an Anthropic client: its list comes from the
-        Anthropic upstream, with Anthropic's credentials and error shape.
+        Anthropic upstream, with Anthropic's credentials and error shape. With
+        ``--tenant-header``, a request without it is 401 here too (SPEC 12.1).
         """
         request.state.route = "models"
         dialect = ANTHROPIC if "anthropic-version" in request.headers else CHAT
         upstream = self._anthropic_upstream if dialect is ANTHROPIC else self._upstream
         try:
+            tenant_of(request.headers, tenant_header=self._tenant_header)
             answer = await upstream.get("/v1/models", request.headers, dialect.credentials)
             content = await upstream.read(answer)
         except ProxyError as exc:

@@ -47,7 +47,7 @@ class PreparedHook:
     """The arguments are a JSON-e template, rendered per run (identity stays the template)."""
     inline: bool = False
     """Every tool that may answer never waits (:attr:`ToolRoute.answers_at_once`): the runner
-    awaits the call under ``asyncio.timeout`` instead of in a task it could abandon."""
+    awaits the call directly instead of in a task it could abandon."""
     precondition: Callable[[], bool] | None = None
     """A host injector's ``should_inject``: false skips the hook as a false ``condition`` does."""
 

@@ -9,7 +9,7 @@ history equals running the hooks one after another (SPEC section 8).
 Only the tool call (resolving the tool, starting its session, the call) runs in a task that may be
 abandoned at the hook's deadline; every decision about the history is made here, after the wait,
 so an abandoned call can never change a history it no longer owns. Calls of tools that never wait
-(the built-in clock, the test kit's fixed answers) are awaited under ``asyncio.timeout`` instead,
+(the built-in clock, the test kit's fixed answers) are simply awaited instead,
 and hooks that call nothing (a false condition, a fresh result) are decided before any task is
 scheduled: a run pays for tasks only where there is I/O.
 """
@@ -357,8 +357,8 @@ class HookRunner:
     ) -> _Called:
         """Call the tool in a task of its own, given up at the hook's deadline.
 
-        A call of a tool that never waits (:attr:`PreparedHook.inline`) is awaited under
-        ``asyncio.timeout`` instead: no task to schedule, and nothing that could outlive it.
+        A call of a tool that never waits (:attr:`PreparedHook.inline`) is simply awaited: it
+        returns before any deadline could pass, so there is nothing to schedule or abandon.
 
         Raises:
             TimeoutError: the deadline passed. The task is cancelled, and left behind when it
@@ -366,18 +366,8 @@ class HookRunner:
                 returned while unwinding, the hook timed out.
             Exception: whatever resolving or calling the tool raised.
         """
-        if hook.inline:
-            deadline = asyncio.timeout(hook.timeout_seconds)
-            try:
-                async with deadline:
-                    called = await self._call(hook, arguments)
-            except Exception:
-                if deadline.expired():
-                    raise TimeoutError from None
-                raise
-            if deadline.expired():  # the call swallowed the cancel and answered anyway
-                raise TimeoutError
-            return called
+        if hook.inline:  # it never waits, so no deadline can pass while it runs
+            return await self._call(hook, arguments)
         task = asyncio.create_task(self._call(hook, arguments), name=f"hook-{hook.label}")
         try:
             done, _ = await asyncio.wait({task}, timeout=hook.timeout_seconds)

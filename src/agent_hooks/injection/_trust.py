@@ -34,6 +34,7 @@ __all__ = [
     "is_trusted",
     "remove_unverified",
     "text_of",
+    "with_calls",
 ]
 
 _SIGNATURE_HEX_DIGITS = 10
@@ -171,12 +172,12 @@ def remove_unverified(messages: Sequence[Message], keys: SigningKeys) -> tuple[l
             remaining = [call for call in calls if call.id not in rejected]
             if not remaining and not message.content:
                 continue
-            message = _with_calls(message, remaining)
+            message = with_calls(message, remaining)
         kept.append(message)
     return kept, len(rejected)
 
 
-def _with_calls(message: Message, calls: list[ToolCall]) -> Message:
+def with_calls(message: Message, calls: list[ToolCall]) -> Message:
     """``message`` with only ``calls``; without the key when none is left (not a ``null``)."""
     if calls:
         return message.model_copy(update={"tool_calls": calls})

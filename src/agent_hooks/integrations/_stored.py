@@ -26,8 +26,10 @@ from typing import Any, Protocol
 
 from agent_hooks import HookEvent, HookRun, HookRunner
 from agent_hooks.injection._ids import is_synthetic_call_id
+from agent_hooks.injection._trust import with_calls
 from agent_hooks.messages import Message, Role
 from agent_hooks.state import ConversationStore
+from agent_hooks.state._store import single_call_id
 
 __all__ = ["Pair", "PairKeeper", "RunPairs", "StoredPairs", "keeper_for", "run_with_pairs"]
 
@@ -138,7 +140,7 @@ def with_stored_pairs(messages: Sequence[Message], stored: Sequence[Pair]) -> li
     missing = [
         Message.model_validate(message)
         for pair in stored
-        if _single_call_id(pair[0]) not in sent
+        if single_call_id(pair[0]) not in sent
         for message in pair
     ]
     if not missing:
@@ -167,7 +169,7 @@ def without_client_pairs(messages: Sequence[Message]) -> tuple[list[Message], in
             remaining = [call for call in calls if not is_synthetic_call_id(call.id)]
             if not remaining and not message.content:
                 continue
-            message = _with_calls(message, remaining)
+            message = with_calls(message, remaining)
         kept.append(message)
     return kept, len(removed)
 
@@ -179,22 +181,5 @@ def synthetic_pairs(messages: Sequence[Message]) -> list[Pair]:
         for current, following in itertools.pairwise(messages)
         if following.role is Role.TOOL
         and is_synthetic_call_id(following.tool_call_id)
-        and _single_call_id(current.to_openai()) == following.tool_call_id
+        and single_call_id(current.to_openai()) == following.tool_call_id
     ]
-
-
-def _single_call_id(message: Mapping[str, Any]) -> str | None:
-    calls = message.get("tool_calls") if message.get("role") == "assistant" else None
-    if not isinstance(calls, list) or len(calls) != 1 or not isinstance(calls[0], Mapping):
-        return None
-    call_id = calls[0].get("id")
-    return call_id if isinstance(call_id, str) else None
-
-
-def _with_calls(message: Message, calls: list[Any]) -> Message:
-    """``message`` with only ``calls``; without the key when none is left (not a ``null``)."""
-    if calls:
-        return message.model_copy(update={"tool_calls": calls})
-    fields = message.to_openai()
-    del fields["tool_calls"]
-    return Message.model_validate(fields)

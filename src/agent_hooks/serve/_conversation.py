@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_hooks.injection._ids import is_synthetic_call_id
+from agent_hooks.state._store import single_call_id
 
 __all__ = ["Pair", "conversation_id", "reapply_pairs", "synthetic_pairs"]
 
@@ -55,7 +56,7 @@ def synthetic_pairs(messages: Sequence[Mapping[str, Any]]) -> list[Pair]:
     """Every synthetic pair in ``messages``, in history order."""
     pairs: list[Pair] = []
     for current, following in itertools.pairwise(messages):
-        call_id = _single_call_id(current)
+        call_id = single_call_id(current)
         if (
             is_synthetic_call_id(call_id)
             and following.get("role") == "tool"
@@ -77,7 +78,7 @@ def reapply_pairs(
     """
     sent = _call_ids(messages)
     missing = [
-        message for pair in stored if _single_call_id(pair[0]) not in sent for message in pair
+        message for pair in stored if single_call_id(pair[0]) not in sent for message in pair
     ]
     if not missing:
         return list(messages)
@@ -91,14 +92,6 @@ def _first_user_index(messages: Sequence[Any]) -> int | None:
         if isinstance(message, Mapping) and message.get("role") == "user":
             return index
     return None
-
-
-def _single_call_id(message: Mapping[str, Any]) -> str | None:
-    calls = message.get("tool_calls") if message.get("role") == "assistant" else None
-    if not isinstance(calls, list) or len(calls) != 1 or not isinstance(calls[0], Mapping):
-        return None
-    call_id = calls[0].get("id")
-    return call_id if isinstance(call_id, str) else None
 
 
 def _call_ids(messages: Sequence[Mapping[str, Any]]) -> set[str]:

@@ -35,6 +35,7 @@ __all__ = [
     "Pair",
     "StateError",
     "retained_pairs",
+    "single_call_id",
     "state_key",
 ]
 
@@ -98,7 +99,7 @@ def retained_pairs(pairs: Sequence[Pair]) -> list[Pair]:
     """
     latest: dict[str, int] = {}
     for index, (assistant, _) in enumerate(pairs):
-        parsed = parse_call_id(_call_id(assistant))
+        parsed = parse_call_id(single_call_id(assistant))
         if parsed is not None:
             latest[parsed.prefix] = index
     kept = sorted(latest.values())[-MAX_PAIRS:]
@@ -293,9 +294,10 @@ def _decode(text: str | bytes) -> list[Pair]:
         raise StateError(f"a stored conversation is unreadable ({type(exc).__name__})") from exc
 
 
-def _call_id(message: dict[str, Any]) -> str | None:
-    calls = message.get("tool_calls")
-    if not isinstance(calls, list) or len(calls) != 1 or not isinstance(calls[0], dict):
+def single_call_id(message: Mapping[str, Any]) -> str | None:
+    """The id of an assistant message's one tool call; ``None`` for anything else (no pair)."""
+    calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+    if not isinstance(calls, list) or len(calls) != 1 or not isinstance(calls[0], Mapping):
         return None
     call_id = calls[0].get("id")
     return call_id if isinstance(call_id, str) else None

@@ -141,8 +141,13 @@ def test_a_busy_port_exits_1_naming_the_address(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("state", "named"),
-    [("postgres://db/1", "unsupported state URL 'postgres://db/1'"), ("sqlite:///{}/f/s.db", "/f")],
-    ids=["unparseable", "cannot-create"],
+    [
+        ("postgres://db/1", "unsupported state URL 'postgres://db/1'"),
+        ("sqlite:///{}/f/s.db", "/f"),
+        ("redis+tls://admin:pw-secret@h/0", "unsupported state URL 'redis+tls://***@h/0'"),
+        ("redis://admin:pw-secret@h:notaport/0", "state URL 'redis://***@h:notaport/0': Port"),
+    ],
+    ids=["unparseable", "cannot-create", "unsupported-with-credentials", "redis-bad-port"],
 )
 def test_a_state_it_cannot_use_exits_1_with_one_error_line(
     tmp_path: Path, state: str, named: str
@@ -152,6 +157,7 @@ def test_a_state_it_cannot_use_exits_1_with_one_error_line(
     assert done.returncode == 1
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert named in line
+    assert "pw-secret" not in done.stderr
 
 
 async def test_with_preview_off_serve_warns_and_forwards_without_hooks(

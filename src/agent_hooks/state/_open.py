@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_hooks._scrub import register_url
+from agent_hooks._scrub import register_url, scrub
 from agent_hooks.state._store import ConversationStore
 
 __all__ = ["open_store"]
@@ -23,9 +23,11 @@ def open_store(url: str, *, on_error: Callable[[], None] | None = None) -> Conve
     ERROR line), for a metrics counter. Credentials in a Redis URL are never logged.
 
     Raises:
-        ValueError: ``url`` names no store we have; the message shows the accepted forms.
+        ValueError: ``url`` names no store we have (the message shows the accepted forms), or a
+            Redis URL that does not parse; the message names the URL, its credentials scrubbed.
         OSError: the SQLite file cannot be created.
     """
+    register_url(url)  # first: whatever fails below may quote it
     if url.startswith(_SQLITE) and len(url) > len(_SQLITE):
         from agent_hooks.state._sqlite import SqliteStore
 
@@ -35,9 +37,13 @@ def open_store(url: str, *, on_error: Callable[[], None] | None = None) -> Conve
     if url.startswith(("redis://", "rediss://")):
         from agent_hooks.state._redis import RedisStore
 
-        register_url(url)
-        return RedisStore(url, on_error=on_error)
+        try:
+            return RedisStore(url, on_error=on_error)
+        except ValueError as exc:  # redis-py's parse: a bad port, a bad query option
+            raise ValueError(scrub(f"state URL {url!r}: {exc}")) from exc
     raise ValueError(
-        f"unsupported state URL {url!r}: use sqlite:///RELATIVE/PATH, sqlite:////ABSOLUTE/PATH"
-        " or redis://HOST:PORT/DB"
+        scrub(
+            f"unsupported state URL {url!r}: use sqlite:///RELATIVE/PATH,"
+            " sqlite:////ABSOLUTE/PATH or redis://HOST:PORT/DB"
+        )
     )

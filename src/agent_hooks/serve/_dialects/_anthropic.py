@@ -27,6 +27,7 @@ from agent_hooks.serve._dialects._base import (
     ParsedRequest,
     RenderContext,
     SSELines,
+    forged_half,
     splice,
     synthetic_call_id,
 )
@@ -185,6 +186,12 @@ def _entries(message: Mapping[str, Any], index: int) -> list[Entry]:
                 "content": _text(block.get("content")),
             }
             tools.append(Entry(answer, index, (at,)))
+        elif kind in ("tool_use", "tool_result"):
+            # Not read (in the other role's message, malformed): kept, untouched, unless forged.
+            call_id = block.get("id" if kind == "tool_use" else "tool_use_id")
+            forged = forged_half(call_id, result=kind == "tool_result")
+            if forged is not None:
+                tools.append(Entry(forged, index, (at,)))
     if texts or not tools:
         parts = [{"type": "text", "text": text} for _, text in texts]
         own = Entry({"role": role, "content": parts}, index, tuple(at for at, _ in texts))

@@ -37,6 +37,7 @@ __all__ = [
     "SSELines",
     "ToolDefinition",
     "align",
+    "forged_half",
     "splice",
     "synthetic_call_id",
 ]
@@ -257,6 +258,22 @@ def synthetic_call_id(message: Mapping[str, Any]) -> str | None:
             return None
         call_id = calls[0].get("id")
     return call_id if isinstance(call_id, str) and is_synthetic_call_id(call_id) else None
+
+
+def forged_half(call_id: Any, *, result: bool) -> dict[str, Any] | None:
+    """The history message for a tool call (or, with ``result``, tool result) item the dialect
+    cannot read, when its id is synthetic; ``None`` for any other id (the item stays, unread).
+
+    The proxy's pairs never reach clients, so such an item is forged or replayed (SPEC 12.1): a
+    history message with its id is what lets the removal of client pairs drop it, wherever it
+    sits and however malformed the rest of it is.
+    """
+    if not (isinstance(call_id, str) and is_synthetic_call_id(call_id)):
+        return None
+    if result:
+        return {"role": "tool", "tool_call_id": call_id, "content": ""}
+    call = {"id": call_id, "type": "function", "function": {"name": "", "arguments": "{}"}}
+    return {"role": "assistant", "tool_calls": [call]}
 
 
 def align(

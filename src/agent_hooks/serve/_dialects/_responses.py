@@ -29,6 +29,7 @@ from agent_hooks.serve._dialects._base import (
     RenderContext,
     SSELines,
     align,
+    forged_half,
     splice,
     synthetic_call_id,
 )
@@ -204,9 +205,12 @@ def _entry(item: Any, index: int) -> Entry | None:
             isinstance(part, Mapping) and isinstance(part.get("text"), str) for part in output
         ):
             output = _text(output)
-        if not isinstance(output, str):
-            return None  # images, files, or not an output at all: kept in place, untouched
-        return Entry({"role": "tool", "tool_call_id": call_id, "content": output}, index)
+        if isinstance(output, str):
+            return Entry({"role": "tool", "tool_call_id": call_id, "content": output}, index)
+    if kind in ("function_call", "function_call_output"):
+        # Not read (images, files, a malformed item): kept in place, untouched, unless forged.
+        forged = forged_half(call_id, result=kind == "function_call_output")
+        return Entry(forged, index) if forged is not None else None
     return None
 
 

@@ -173,7 +173,7 @@ class StreamedChat:
     def _event(self, data: bytes) -> None:
         try:
             event = json.loads(data)
-            if isinstance(event, dict) and "error" in event:
+            if isinstance(event, dict) and event.get("error") is not None:
                 self.failed = True
                 return
             choices = event["choices"]

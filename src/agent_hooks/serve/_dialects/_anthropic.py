@@ -31,8 +31,7 @@ from agent_hooks.serve._dialects._base import (
     splice,
     synthetic_call_id,
 )
-from agent_hooks.serve._dialects._chat import json_object
-from agent_hooks.serve._limits import check_message_count
+from agent_hooks.serve._dialects._chat import json_object, message_list
 
 __all__ = ["ANTHROPIC", "AnthropicRequest", "anthropic_error_type"]
 
@@ -216,12 +215,7 @@ class _AnthropicDialect:
                 ``user``/``assistant`` messages whose content is a string or a list of blocks.
         """
         body = json_object(raw)
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not messages:
-            raise InvalidRequest(
-                "'messages' must be a non-empty array of messages", code="invalid_messages"
-            )
-        check_message_count(len(messages))
+        messages = message_list(body)
         entries: list[Entry] = []
         for index, message in enumerate(messages):
             if (

@@ -79,12 +79,7 @@ class _ChatDialect:
                 messages.
         """
         body = json_object(raw)
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not messages:
-            raise InvalidRequest(
-                "'messages' must be a non-empty array of messages", code="invalid_messages"
-            )
-        check_message_count(len(messages))
+        messages = message_list(body)
         try:
             models: list[Message] = _MESSAGES.validate_python(messages)
         except ValidationError as exc:
@@ -131,6 +126,22 @@ def json_object(raw: bytes) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise InvalidRequest("the body must be a JSON object", code="invalid_json")
     return body
+
+
+def message_list(body: Mapping[str, Any]) -> list[Any]:
+    """The body's ``messages`` (Chat Completions and Anthropic Messages alike).
+
+    Raises:
+        InvalidRequest: ``messages`` is not a non-empty list.
+        BadRequest: more than 100,000 of them (SPEC 12.1).
+    """
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise InvalidRequest(
+            "'messages' must be a non-empty array of messages", code="invalid_messages"
+        )
+    check_message_count(len(messages))
+    return messages
 
 
 def openai_error(message: str, *, type_: str, code: str | None) -> dict[str, Any]:

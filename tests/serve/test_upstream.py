@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from agent_hooks.serve._upstream import UpstreamClient, UpstreamTimeout, UpstreamUnreachable
+from agent_hooks.serve._errors import UpstreamTimeout, UpstreamUnreachable
+from agent_hooks.serve._upstream import UpstreamClient
 from tests.servers.fixtures import RecordingServer
 from tests.servers.processes import free_port
 

@@ -8,7 +8,16 @@ a dialect.
 
 from __future__ import annotations
 
-__all__ = ["BadRequest", "ProxyError", "RequestTooLarge", "Unauthenticated"]
+__all__ = [
+    "BadRequest",
+    "ProxyError",
+    "RequestTooLarge",
+    "Unauthenticated",
+    "UpstreamBrokeOff",
+    "UpstreamError",
+    "UpstreamTimeout",
+    "UpstreamUnreachable",
+]
 
 
 class ProxyError(Exception):
@@ -46,3 +55,28 @@ class Unauthenticated(ProxyError):
 
     status = 401
     type_ = "authentication_error"
+
+
+class UpstreamError(ProxyError):
+    """No answer from the upstream; ``status`` and ``code`` are what the client is told."""
+
+    status = 502
+    type_ = "upstream_error"
+    code = "upstream_unreachable"
+
+
+class UpstreamBrokeOff(UpstreamError):
+    """The upstream's answer stopped before its end."""
+
+    code = "upstream_broke_off"
+
+
+class UpstreamUnreachable(UpstreamError):
+    """The upstream could not be reached or broke the connection before answering."""
+
+
+class UpstreamTimeout(UpstreamError):
+    """The upstream did not answer, or its answer stalled, within ``--upstream-timeout``."""
+
+    status = 504
+    code = "upstream_timeout"

@@ -13,7 +13,6 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-import httpx
 from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -46,6 +45,7 @@ from agent_hooks.serve._relay import (
 )
 from agent_hooks.serve._tenancy import remove_client_pairs, tenant_of
 from agent_hooks.serve._tools import ToolCatalog
+from agent_hooks.serve._transport import UpstreamAnswer
 from agent_hooks.serve._upstream import UpstreamClient, passthrough_headers
 from agent_hooks.state import ConversationStore
 
@@ -279,7 +279,7 @@ class HooksProxy:
     def _relay(
         self,
         dialect: Dialect,
-        answer: httpx.Response,
+        answer: UpstreamAnswer,
         history: list[dict[str, Any]],
         context: dict[str, str],
         commit: Callable[[str | None], Awaitable[None]],

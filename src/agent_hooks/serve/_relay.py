@@ -15,13 +15,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 import anyio
-import httpx
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from agent_hooks.serve._dialects import AnswerReader
-from agent_hooks.serve._errors import ProxyError
-from agent_hooks.serve._upstream import UpstreamBrokeOff, UpstreamTimeout
+from agent_hooks.serve._errors import ProxyError, UpstreamBrokeOff, UpstreamError
+from agent_hooks.serve._transport import UpstreamAnswer
 
 __all__ = ["ClientGone", "StreamRelay", "log_client_gone", "unless_client_leaves"]
 
@@ -89,7 +88,7 @@ class StreamRelay(Response):
 
     def __init__(
         self,
-        answer: httpx.Response,
+        answer: UpstreamAnswer,
         *,
         headers: Mapping[str, str],
         error_body: Callable[[ProxyError], dict[str, Any]],
@@ -148,11 +147,8 @@ class StreamRelay(Response):
             async for chunk in chunks:
                 reader.feed(chunk)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except httpx.HTTPError as exc:
-            if isinstance(exc, httpx.TimeoutException):
-                error = UpstreamTimeout(f"the upstream's stream stalled ({type(exc).__name__})")
-            else:
-                error = UpstreamBrokeOff(f"the upstream's stream broke off ({type(exc).__name__})")
+        except UpstreamError as exc:
+            error = exc
         else:
             if reader.done:
                 return

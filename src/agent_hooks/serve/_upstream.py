@@ -1,37 +1,26 @@
-"""The client for the model behind the proxy: one httpx client, streaming every answer.
-
-A remote upstream is reached through aiohttp's connection pool (:mod:`._transport` says why),
-the echo model in process.
+"""The client for the model behind the proxy: credentials chosen, answers opened as streams.
 
 Answers are opened as streams so the proxy can pass chunks on as they arrive; a body is read
-whole only when the caller asks for it. httpx's failures are translated here, once: a timeout is
-:class:`UpstreamTimeout` (504), anything else that prevents an answer :class:`UpstreamUnreachable`
-(502), a body that breaks off :class:`UpstreamBrokeOff` (502). Credentials are chosen here,
-registered for scrubbing (the key and any credentials in the URL), and never logged.
+whole only when the caller asks for it. How the bytes travel (aiohttp's pool, or the echo model
+in process) and how failures are told apart is :mod:`._transport`'s. Credentials are chosen
+here, registered for scrubbing (the key and any credentials in the URL), and never logged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-import httpx
-
 from agent_hooks._scrub import register_secret, register_url, scrub
 from agent_hooks.serve._dialects import OPENAI_CREDENTIALS, Credentials
-from agent_hooks.serve._echo import echo_app
-from agent_hooks.serve._errors import ProxyError
-from agent_hooks.serve._transport import AiohttpTransport
+from agent_hooks.serve._transport import (
+    AiohttpTransport,
+    EchoTransport,
+    UpstreamAnswer,
+    UpstreamTransport,
+)
 
-__all__ = [
-    "UpstreamBrokeOff",
-    "UpstreamClient",
-    "UpstreamError",
-    "UpstreamTimeout",
-    "UpstreamUnreachable",
-    "passthrough_headers",
-]
+__all__ = ["UpstreamClient", "passthrough_headers"]
 
-_ECHO_BASE_URL = "http://echo.invalid"
 _KEEPALIVE_SECONDS = 2.0
 """Idle upstream connections are dropped before the usual servers drop them (uvicorn and Node
 after 5 s): a request sent on a connection the server is closing fails as a 502."""
@@ -47,31 +36,6 @@ _NOT_PASSED_BACK = frozenset(
     }
 )
 """Response headers that describe the upstream's connection, not the answer."""
-
-
-class UpstreamError(ProxyError):
-    """No answer from the upstream; ``status`` and ``code`` are what the client is told."""
-
-    status = 502
-    type_ = "upstream_error"
-    code = "upstream_unreachable"
-
-
-class UpstreamBrokeOff(UpstreamError):
-    """The upstream's answer stopped before its end."""
-
-    code = "upstream_broke_off"
-
-
-class UpstreamUnreachable(UpstreamError):
-    """The upstream could not be reached or broke the connection before answering."""
-
-
-class UpstreamTimeout(UpstreamError):
-    """The upstream did not answer within ``--upstream-timeout``."""
-
-    status = 504
-    code = "upstream_timeout"
 
 
 class UpstreamClient:
@@ -90,16 +54,12 @@ class UpstreamClient:
         api_key: str | None = None,
         forward_auth: bool = False,
     ) -> None:
-        self.is_echo = base_url is None
-        transport: httpx.AsyncBaseTransport = (
-            httpx.ASGITransport(app=echo_app())
+        self._transport: UpstreamTransport = (
+            EchoTransport()
             if base_url is None
-            else AiohttpTransport(keepalive_seconds=_KEEPALIVE_SECONDS)
-        )
-        self._client = httpx.AsyncClient(
-            base_url=(base_url or _ECHO_BASE_URL).rstrip("/"),
-            transport=transport,
-            timeout=httpx.Timeout(timeout_seconds),
+            else AiohttpTransport(
+                base_url, timeout_seconds=timeout_seconds, keepalive_seconds=_KEEPALIVE_SECONDS
+            )
         )
         self._api_key = api_key
         self._forward_auth = forward_auth
@@ -114,7 +74,7 @@ class UpstreamClient:
         body: bytes,
         client_headers: Mapping[str, str],
         credentials: Credentials = OPENAI_CREDENTIALS,
-    ) -> httpx.Response:
+    ) -> UpstreamAnswer:
         """POST ``body`` to ``path`` and open the answer as a stream; the caller closes it.
 
         Raises:
@@ -122,13 +82,11 @@ class UpstreamClient:
             UpstreamUnreachable: no connection, or it broke before the status line.
         """
         headers = self._headers(client_headers, credentials)
-        return await self._open(
-            self._client.build_request("POST", path, content=body, headers=headers)
-        )
+        return await self._transport.request("POST", path, headers, body)
 
     async def get(
         self, path: str, client_headers: Mapping[str, str], credentials: Credentials
-    ) -> httpx.Response:
+    ) -> UpstreamAnswer:
         """GET ``path`` (the model list) and open the answer as a stream; the caller closes it.
 
         Raises:
@@ -136,21 +94,9 @@ class UpstreamClient:
             UpstreamUnreachable: no connection, or it broke before the status line.
         """
         headers = self._headers(client_headers, credentials)
-        return await self._open(self._client.build_request("GET", path, headers=headers))
+        return await self._transport.request("GET", path, headers, None)
 
-    async def _open(self, request: httpx.Request) -> httpx.Response:
-        try:
-            return await self._client.send(request, stream=True)
-        except httpx.TimeoutException as exc:
-            raise UpstreamTimeout(
-                f"the upstream did not answer in time ({type(exc).__name__})"
-            ) from exc
-        except httpx.TransportError as exc:
-            raise UpstreamUnreachable(
-                f"the upstream cannot be reached ({type(exc).__name__})"
-            ) from exc
-
-    async def read(self, answer: httpx.Response) -> bytes:
+    async def read(self, answer: UpstreamAnswer) -> bytes:
         """The rest of a non-streamed answer; an error status's body with every secret scrubbed.
 
         Raises:
@@ -159,12 +105,6 @@ class UpstreamClient:
         """
         try:
             body = await answer.aread()
-        except httpx.TimeoutException as exc:
-            raise UpstreamTimeout(f"the upstream's answer stalled ({type(exc).__name__})") from exc
-        except httpx.HTTPError as exc:
-            raise UpstreamBrokeOff(
-                f"the upstream's answer broke off ({type(exc).__name__})"
-            ) from exc
         finally:
             await answer.aclose()
         if answer.is_success:
@@ -184,10 +124,10 @@ class UpstreamClient:
         return headers
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        await self._transport.aclose()
 
 
-def passthrough_headers(response: httpx.Response) -> dict[str, str]:
+def passthrough_headers(response: UpstreamAnswer) -> dict[str, str]:
     """The upstream's response headers that describe the answer (content type, request ids...),
     each value scrubbed: an upstream may reflect the credentials it got in a header."""
     return {

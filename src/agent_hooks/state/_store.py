@@ -20,7 +20,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
-import anyio
 
 from agent_hooks._scrub import scrub
 from agent_hooks.injection._ids import parse_call_id
@@ -247,7 +246,7 @@ class ConversationStore(ABC):
                 self._on_error()
             return None
         try:
-            with anyio.fail_after(CALL_TIMEOUT_SECONDS):
+            async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
                 return await work
         except (StateError, TimeoutError) as exc:
             now = self._monotonic()

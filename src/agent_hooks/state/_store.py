@@ -11,6 +11,7 @@ not sent at all: a conversation whose hooks were fresh costs one round trip per 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -19,7 +20,6 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
-
 
 from agent_hooks._scrub import scrub
 from agent_hooks.injection._ids import parse_call_id

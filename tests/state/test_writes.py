@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -70,6 +71,25 @@ async def test_changed_pairs_are_always_written(tmp_path: Path) -> None:
     assert await store.load("c1", tenant=TENANT) == CHANGED
     await store.aclose()
     assert expiry(tmp_path / "state.db", "c1") == clock.now + STATE_TTL_SECONDS
+
+
+async def test_overlapping_turns_of_an_unchanged_conversation_write_nothing(
+    tmp_path: Path,
+) -> None:
+    """Many requests of one conversation at once (a busy agent, a benchmark): each load that
+    starts before another's save must not make the store forget what it holds."""
+    clock = Clock()
+    store = SqliteStore(tmp_path / "state.db", clock=clock)
+    await store.save("c1", PAIRS, tenant=TENANT)
+    clock.now += 1
+    assert await store.load("c1", tenant=TENANT) == PAIRS  # the first turn's load
+    second = asyncio.create_task(store.load("c1", tenant=TENANT))
+    await asyncio.sleep(0)  # the second turn's load is under way...
+    await store.save("c1", PAIRS, tenant=TENANT)  # ...when the first turn saves
+    assert await second == PAIRS
+    await store.save("c1", PAIRS, tenant=TENANT)
+    await store.aclose()
+    assert expiry(tmp_path / "state.db", "c1") == START + STATE_TTL_SECONDS  # never rewritten
 
 
 async def test_what_another_process_wrote_since_is_overwritten(tmp_path: Path) -> None:

@@ -141,14 +141,17 @@ class ConversationStore(ABC):
         """The stored pairs of ``tenant``'s conversation, oldest first; ``[]`` on any failure."""
         self._check_open()
         key = state_key(tenant, conversation_id)
-        self._held.pop(key, None)
+        # What was held stays held while the read is under way: requests of one conversation
+        # that overlap would otherwise each forget what the other learnt, and all rewrite it.
         entry = await self._call(self._read(key), "not loaded")
         if entry is None:
+            self._held.pop(key, None)  # nothing there, or no idea what is: the next save writes
             return []
         text, expires_at = entry
         try:
             pairs = _decode(text)
         except StateError as exc:
+            self._held.pop(key, None)
             self._report(f"conversation state not loaded: {self._name}: {exc}")
             return []
         self._hold(key, _digest(text), expires_at)

@@ -72,26 +72,32 @@ def build_pair(
         ValueError: an enricher left content that is not text, or a negative expiry.
         Exception: whatever an enricher raised.
     """
+    content = str.__str__(content)  # a str subclass is stored as plain text, as validation does
     token = None if spec.checks_content else secrets.token_hex(16)
     provisional = prefixed_call_id(spec.prefix, token or content, ttl_expiry_seconds=spec.expiry)
-    tool_message = Message(role=Role.TOOL, tool_call_id=provisional, content=content)
     unsigned = provisional
+    enriched: Message | None = None
     if enrichers:
+        enriched = Message._built(role=Role.TOOL, tool_call_id=provisional, content=content)
         result = ToolCallResult(content=content, tool_call_id=provisional, tool_name=spec.tool_name)
         for enricher in enrichers:
-            tool_message = enricher.enrich(tool_message, result)
-        final = tool_message.content
+            enriched = enricher.enrich(enriched, result)
+        final = enriched.content
         if not isinstance(final, str):
             kind = type(final).__name__
             raise ValueError(f"an enricher left {kind} content; a tool answer is text")
         content = final
         unsigned = prefixed_call_id(spec.prefix, token or final, ttl_expiry_seconds=spec.expiry)
-    function = FunctionCall(name=spec.tool_name, arguments=spec.arguments_text)
+    function = FunctionCall._built(name=spec.tool_name, arguments=spec.arguments_text)
     call_id = (keys or SigningKeys()).sign(unsigned, function, content)
-    call = ToolCall(id=call_id, type="function", function=function)
-    assistant = Message(role=Role.ASSISTANT, content=None, tool_calls=[call])
-    if tool_message.tool_call_id != call_id:
-        tool_message = tool_message.model_copy(update={"tool_call_id": call_id})
+    call = ToolCall._built(id=call_id, type="function", function=function)
+    assistant = Message._built(role=Role.ASSISTANT, content=None, tool_calls=[call])
+    if enriched is None:
+        tool_message = Message._built(role=Role.TOOL, tool_call_id=call_id, content=content)
+    elif enriched.tool_call_id != call_id:
+        tool_message = enriched.model_copy(update={"tool_call_id": call_id})
+    else:
+        tool_message = enriched
     return SyntheticPair(assistant=assistant, tool=tool_message)
 
 

@@ -210,7 +210,8 @@ class HookRunner:
         for hook in hooks:
             outcome, started, ended = outcomes[hook.index]
             record = self._record(hook, event, outcome, (ended - started) / 1e6)
-            record_hook_span(record, start_time_ns=started, end_time_ns=ended)
+            if span.recording:
+                record_hook_span(record, start_time_ns=started, end_time_ns=ended)
             records.append(record)
         result = HookRun(index.splice(), records)
         self._notify(records)
@@ -359,6 +360,10 @@ class HookRunner:
 
         A call of a tool that never waits (:attr:`PreparedHook.inline`) is simply awaited: it
         returns before any deadline could pass, so there is nothing to schedule or abandon.
+        Any other call runs in a task that hands its outcome to ``answer``, and the deadline's
+        timer releases ``answer`` empty: the run waits for whichever comes first, never for the
+        task itself, so a call that swallows the cancel cannot hold the run. (``asyncio.wait``
+        does the same with a set, a waiter and done-callbacks, one more loop iteration per call.)
 
         Raises:
             TimeoutError: the deadline passed. The task is cancelled, and left behind when it
@@ -368,20 +373,39 @@ class HookRunner:
         """
         if hook.inline:  # it never waits, so no deadline can pass while it runs
             return await self._call(hook, arguments)
-        task = asyncio.create_task(self._call(hook, arguments), name=f"hook-{hook.label}")
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[_Called | None] = loop.create_future()
+        task = loop.create_task(self._answer(hook, arguments, answer), name=f"hook-{hook.label}")
+        deadline = loop.call_later(hook.timeout_seconds, _release, answer)
         try:
-            done, _ = await asyncio.wait({task}, timeout=hook.timeout_seconds)
+            called = await answer
         except asyncio.CancelledError:  # the run itself was cancelled: take the call with it
-            task.cancel()
-            task.add_done_callback(_forget)
-            await asyncio.wait({task}, timeout=ABANDON_GRACE_SECONDS)
+            await _abandon(task)
             raise
-        if not done:
-            task.cancel()
-            task.add_done_callback(_forget)
-            await asyncio.wait({task}, timeout=ABANDON_GRACE_SECONDS)
+        finally:
+            deadline.cancel()
+        if called is None:
+            await _abandon(task)
             raise TimeoutError
-        return task.result()
+        return called
+
+    async def _answer(
+        self,
+        hook: PreparedHook,
+        arguments: Mapping[str, Any],
+        answer: asyncio.Future[_Called | None],
+    ) -> None:
+        """The body of a call's task: the call's outcome goes to ``answer`` unless the deadline
+        released it first (then the task ends as the call did, for :func:`_forget` to see)."""
+        try:
+            called = await self._call(hook, arguments)
+        except (Exception, asyncio.CancelledError) as exc:
+            if answer.done():
+                raise
+            answer.set_exception(exc)
+            return
+        if not answer.done():
+            answer.set_result(called)
 
     async def _call(self, hook: PreparedHook, arguments: Mapping[str, Any]) -> _Called:
         context = ToolCallContext(
@@ -449,6 +473,20 @@ def _deadline_reason(hook: PreparedHook) -> str:
 
 def _joined(parts: Sequence[str]) -> str | None:
     return "; ".join(parts) or None
+
+
+def _release(answer: asyncio.Future[_Called | None]) -> None:
+    """The deadline passed: the run stops waiting for the call (``None``: no outcome)."""
+    if not answer.done():
+        answer.set_result(None)
+
+
+async def _abandon(task: asyncio.Task[None]) -> None:
+    """Cancel a call the run gives up on, and wait for it to unwind at most
+    :data:`ABANDON_GRACE_SECONDS`; a call that takes longer is left behind."""
+    task.cancel()
+    task.add_done_callback(_forget)
+    await asyncio.wait({task}, timeout=ABANDON_GRACE_SECONDS)
 
 
 def _forget(task: asyncio.Task[Any]) -> None:

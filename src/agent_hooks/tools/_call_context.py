@@ -9,9 +9,7 @@ a body past :attr:`ToolCallContext.max_body_bytes`; a tool that leaves something
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 
 from agent_hooks.tools._stages import StageReporter
@@ -63,11 +61,22 @@ def note(text: str) -> None:
         context.notes.append(text)
 
 
-@contextmanager
-def call_context(context: ToolCallContext) -> Iterator[ToolCallContext]:
-    """Make ``context`` current for the calls made inside the block."""
-    token = _CURRENT.set(context)
-    try:
-        yield context
-    finally:
-        _CURRENT.reset(token)
+class call_context:  # lowercase: it reads as the function it replaced
+    """Make ``context`` current for the calls made inside the block.
+
+    A class rather than a ``@contextmanager`` generator: it is entered around every hook's tool
+    call, and the generator machinery cost more than the call of a tool that answers at once.
+    """
+
+    __slots__ = ("_context", "_token")
+    _token: Token[ToolCallContext | None]
+
+    def __init__(self, context: ToolCallContext) -> None:
+        self._context = context
+
+    def __enter__(self) -> ToolCallContext:
+        self._token = _CURRENT.set(self._context)
+        return self._context
+
+    def __exit__(self, *exc_info: object) -> None:
+        _CURRENT.reset(self._token)

@@ -68,9 +68,11 @@ class GuardedTool:
                 tool_name=self.name,
                 from_fallback=True,
             )
-        if not isinstance(result.content, str):  # None, or a host tool's mistake the runner names
+        text = result.content
+        if not isinstance(text, str):  # None, or a host tool's mistake the runner names
             return result
-        return dataclasses.replace(result, content=scrub_result(result.content))
+        scrubbed = scrub_result(text)
+        return result if scrubbed == text else dataclasses.replace(result, content=scrubbed)
 
     async def execute(self, arguments: Mapping[str, Any]) -> str | None:
         """The content of one guarded call (for direct use outside hooks)."""

@@ -11,7 +11,8 @@ after the first chunk, until the proxy closes the request; ``GET /_closed`` coun
 closes). Streamed, in every dialect: ``cut-short`` (the first delta, then a clean end with no
 end marker) and ``fails`` (the first delta, then the dialect's error event and a clean end).
 Responses answers have ids ``resp_up_{n}``, one per request.
-``GET /_received`` returns each request's headers and body; ``DELETE /_received`` forgets them.
+``GET /_received`` returns each request's headers and body (parsed, and as its text);
+``DELETE /_received`` forgets them.
 """
 
 from __future__ import annotations
@@ -86,9 +87,10 @@ async def _tool_call_stream() -> AsyncIterator[bytes]:
 
 
 async def _record(request: Request) -> dict[str, Any]:
-    body = json.loads(await request.body()) if request.method == "POST" else None
+    text = (await request.body()).decode() if request.method == "POST" else None
+    body = json.loads(text) if text is not None else None
     headers = {k: v for k, v in request.headers.items() if k in _RECORDED_HEADERS}
-    _received.append({"path": request.url.path, "headers": headers, "body": body})
+    _received.append({"path": request.url.path, "headers": headers, "body": body, "text": text})
     return body or {}
 
 

@@ -114,20 +114,19 @@ def check_conversation_header(headers: Mapping[str, str]) -> None:
 
 
 def _check_depth(value: Any) -> None:
-    """Walk containers breadth-first, level by level, without recursion."""
-    level = [value]
+    r"""Walk containers level by level, without recursion, keeping only containers at each
+    level (the parser makes exact ``dict``\s and ``list``\s: an exact type test is cheapest)."""
+    level = [value] if type(value) is dict or type(value) is list else []
     depth = 0
     while level:
-        containers = [item for item in level if isinstance(item, (dict, list))]
-        if not containers:
-            return
         depth += 1
         if depth > MAX_DEPTH:
             _too_deep()
         level = [
             child
-            for container in containers
-            for child in (container.values() if isinstance(container, dict) else container)
+            for container in level
+            for child in (container.values() if type(container) is dict else container)
+            if type(child) is dict or type(child) is list
         ]
 
 

@@ -9,7 +9,9 @@ answer in the dialect's own error shape, in :meth:`HooksProxy.handle`. The HTTP 
 
 from __future__ import annotations
 
+import json
 import logging
+import operator
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -104,6 +106,9 @@ class HooksProxy:
         self._anthropic_upstream = anthropic_upstream or upstream
         self._tools = tools
         self._has_completion_hooks = has_completion_hooks and runner is not None
+        self._has_start_hooks = runner is not None and any(
+            hook.event is HookEvent.ON_REQUEST_START for hook in runner.hooks
+        )
         self._tenant_header = tenant_header
         self._max_body_bytes = max_body_bytes
         self._metrics = metrics or Metrics()
@@ -136,9 +141,11 @@ class HooksProxy:
         stored = await self._store.load(owned, tenant=tenant) if owned else []
         hooks_input = reapply_pairs(messages, stored, before=parsed.held)
         history, records = await self._run_hooks(request, hooks_input, parsed, context)
-        forwarded = parsed.render(
-            history, await self._render_context(parsed, history, stored, records)
-        )
+        if _as_sent(raw, parsed, history):
+            forwarded = raw  # nothing to write: the client's own bytes go, not a re-dump
+        else:
+            render_context = await self._render_context(parsed, history, stored, records)
+            forwarded = parsed.render(history, render_context)
 
         async def commit(response_id: str | None) -> None:
             """Save the turn's pairs once the client has the whole answer. A Responses answer
@@ -257,7 +264,7 @@ class HooksProxy:
         Raises:
             HookFailed: a hook with ``on_error: fail`` failed (424).
         """
-        if self._runner is None:
+        if self._runner is None or not self._has_start_hooks:
             return messages, []
         known: dict[int, Message] = {}
         if parsed.models is not None:
@@ -321,6 +328,20 @@ class HooksProxy:
             logger.error("on_completion hook failed after the answer was sent: %s", exc)
         else:
             self._metrics.hooks(run.records)
+
+
+def _as_sent(raw: bytes, parsed: ParsedRequest, history: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the client's body can go upstream as it came: the hooks and the stored state
+    changed no message (the very objects the dialect read, in order) and reading it changed no
+    field. UTF-8 only: a body in another encoding the parser accepts is rendered, so the
+    upstream always gets UTF-8."""
+    sent = parsed.history
+    return (
+        not parsed.edited
+        and len(history) == len(sent)
+        and all(map(operator.is_, history, sent))
+        and json.detect_encoding(raw) == "utf-8"
+    )
 
 
 def _hook_context(parsed: ParsedRequest, conversation: str | None) -> dict[str, str]:

@@ -116,6 +116,10 @@ class ParsedRequest(abc.ABC):
     names_answers = False
     """Whether answers carry an id a later request may name (Responses' response ids)."""
 
+    edited = False
+    """Whether reading the body changed a field of it (DIAL's deployment became ``model``): it
+    is then rendered even when the hooks changed nothing."""
+
     @property
     def named_conversation(self) -> str | None:
         """The conversation the body names (Responses' ``conversation`` parameter)."""

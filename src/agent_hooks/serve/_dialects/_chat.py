@@ -88,9 +88,11 @@ class _ChatDialect:
             raise InvalidRequest(
                 f"'messages.{where}': {first['msg']}", code="invalid_messages"
             ) from exc
+        request = ChatRequest(body, messages, models)
         if deployment is not None and not body.get("model"):
             body["model"] = deployment
-        return ChatRequest(body, messages, models)
+            request.edited = True
+        return request
 
     def error_body(
         self, status: int, message: str, *, type_: str, code: str | None

@@ -30,6 +30,7 @@ from agent_hooks.serve._conversation import (
 from agent_hooks.serve._dialects import (
     ANTHROPIC,
     CHAT,
+    RELAYED_MESSAGES,
     Answer,
     Dialect,
     ParsedRequest,
@@ -268,9 +269,14 @@ class HooksProxy:
             return messages, []
         known: dict[int, Message] = {}
         if parsed.models is not None:
-            pairs = zip(parsed.history, parsed.models, strict=True)
-            known = {id(raw): model for raw, model in pairs}
-        models = [known.get(id(raw)) or Message.model_validate(raw) for raw in messages]
+            known = {
+                id(raw): model for raw, model in zip(parsed.history, parsed.models, strict=True)
+            }
+        unknown = [raw for raw in messages if id(raw) not in known]
+        if unknown:  # stored pairs; every message of a dialect that did not validate its own
+            validated = RELAYED_MESSAGES.validate_python(unknown)
+            known.update({id(raw): model for raw, model in zip(unknown, validated, strict=True)})
+        models = [known[id(raw)] for raw in messages]
         try:
             run = await self._runner.run(HookEvent.ON_REQUEST_START, models, request=context)
         except HookFailedError as exc:

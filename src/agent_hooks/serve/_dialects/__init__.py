@@ -7,6 +7,7 @@ that writes pairs back without touching anything else) is in ``_base``.
 from agent_hooks.serve._dialects._anthropic import ANTHROPIC
 from agent_hooks.serve._dialects._base import (
     OPENAI_CREDENTIALS,
+    RELAYED_MESSAGES,
     Answer,
     AnswerReader,
     Credentials,
@@ -24,6 +25,7 @@ __all__ = [
     "ANTHROPIC",
     "CHAT",
     "OPENAI_CREDENTIALS",
+    "RELAYED_MESSAGES",
     "RESPONSES",
     "Answer",
     "AnswerReader",

@@ -20,12 +20,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from pydantic_core import SchemaValidator, core_schema
+
 from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.messages import Message
 from agent_hooks.serve._errors import BadRequest
 
 __all__ = [
     "OPENAI_CREDENTIALS",
+    "RELAYED_MESSAGES",
     "Answer",
     "AnswerReader",
     "Credentials",
@@ -43,6 +46,24 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+
+
+def _relayed_messages() -> SchemaValidator:
+    """``list[Message]`` exactly as pydantic validates it, less ``Message``'s own wrap validator.
+
+    That wrapper (a Python call per message: half the cost of validating a long history) only
+    records the order of the keys a client sent, for dumping the message later. The proxy never
+    dumps a message it relays: it forwards the client's own dict, and dumps only the messages
+    the hooks wrote. Types, defaults, nested tool calls and error locations are pydantic's.
+    """
+    schema = Message.__pydantic_core_schema__
+    if schema["type"] == "function-wrap":  # the key-order recorder around the model schema
+        schema = schema["schema"]
+    return SchemaValidator(core_schema.list_schema(schema))
+
+
+RELAYED_MESSAGES = _relayed_messages()
+"""Validates a list of history messages (as dicts) into :class:`Message`\\s."""
 
 
 class InvalidRequest(BadRequest):

@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
-from pydantic_core import SchemaValidator, core_schema
 
 from agent_hooks.messages import Message
 from agent_hooks.serve._dialects._base import (
     OPENAI_CREDENTIALS,
+    RELAYED_MESSAGES,
     Answer,
     InvalidRequest,
     ParsedRequest,
@@ -26,23 +26,6 @@ from agent_hooks.serve._dialects._base import (
 from agent_hooks.serve._limits import check_message_count, load_json
 
 __all__ = ["CHAT", "ChatRequest"]
-
-
-def _relayed_messages() -> SchemaValidator:
-    """``list[Message]`` exactly as pydantic validates it, less ``Message``'s own wrap validator.
-
-    That wrapper (a Python call per message: half the cost of validating a long history) only
-    records the order of the keys a client sent, for dumping the message later. The proxy never
-    dumps a message it relays: it forwards the client's own dict, and dumps only the messages
-    the hooks wrote. Types, defaults, nested tool calls and error locations are pydantic's.
-    """
-    schema = Message.__pydantic_core_schema__
-    if schema["type"] == "function-wrap":  # the key-order recorder around the model schema
-        schema = schema["schema"]
-    return SchemaValidator(core_schema.list_schema(schema))
-
-
-_MESSAGES = _relayed_messages()
 
 
 class ChatRequest(ParsedRequest):
@@ -81,7 +64,7 @@ class _ChatDialect:
         body = json_object(raw)
         messages = message_list(body)
         try:
-            models: list[Message] = _MESSAGES.validate_python(messages)
+            models: list[Message] = RELAYED_MESSAGES.validate_python(messages)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"])

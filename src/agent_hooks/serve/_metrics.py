@@ -51,15 +51,33 @@ class Metrics:
             "Conversation store calls that failed or timed out (the request went on without).",
             registry=self.registry,
         )
+        # Each label combination's series, looked up once: prometheus-client's labels() takes a
+        # lock and builds a key per call, a few microseconds on every request.
+        self._request_series: dict[tuple[str, int], tuple[Counter, Histogram]] = {}
+        self._hook_series: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
 
     def request(self, route: str, status: int, seconds: float) -> None:
-        self._requests.labels(route=route, status=str(status)).inc()
-        self._request_seconds.labels(route=route).observe(seconds)
+        key = (route, status)
+        series = self._request_series.get(key)
+        if series is None:
+            series = self._request_series[key] = (
+                self._requests.labels(route, str(status)),
+                self._request_seconds.labels(route),
+            )
+        series[0].inc()
+        series[1].observe(seconds)
 
     def hooks(self, records: Iterable[HookRunRecord]) -> None:
         for record in records:
-            self._hook_runs.labels(hook=record.hook, outcome=str(record.outcome)).inc()
-            self._hook_seconds.labels(hook=record.hook).observe(record.latency_ms / 1000)
+            key = (record.hook, record.outcome)
+            series = self._hook_series.get(key)
+            if series is None:
+                series = self._hook_series[key] = (
+                    self._hook_runs.labels(record.hook, str(record.outcome)),
+                    self._hook_seconds.labels(record.hook),
+                )
+            series[0].inc()
+            series[1].observe(record.latency_ms / 1000)
 
     def state_error(self) -> None:
         self._state_errors.inc()

@@ -88,10 +88,9 @@ class _OpenAIModel(BaseModel):
             TypeError: a name that is not a declared field.
         """
         defaults = _field_defaults(cls)
-        if not fields.keys() <= defaults.keys():
-            unknown = sorted(fields.keys() - defaults.keys())
-            raise TypeError(f"{cls.__name__} has no field(s) {unknown}")
-        values = {name: fields.get(name, default) for name, default in defaults.items()}
+        values = defaults | fields  # the fields keep their declared order
+        if len(values) != len(defaults):
+            raise TypeError(f"{cls.__name__} has no field(s) {sorted(values.keys() - defaults)}")
         values[_SENT_ORDER] = tuple(fields)
         model = cls.__new__(cls)
         _object_setattr(model, "__dict__", values)

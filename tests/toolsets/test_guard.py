@@ -4,8 +4,10 @@ the runner so the assertion is on the history the model would read."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,6 +16,10 @@ import pytest
 
 from agent_hooks import HookEvent, HookOutcome, HookRun, HookRunner, open_app
 from agent_hooks.config import ApplicationConfig
+from agent_hooks.errors import ToolTimeoutError
+from agent_hooks.tools import StagedBaseTool
+from agent_hooks.tools._fallback import ErrorMessageStrategy, FallbackProcessor
+from agent_hooks.toolsets._guard import GuardedTool
 from tests._support import msg
 from tests._support.manifests import hook
 from tests.servers.fixtures import RecordingServer
@@ -92,3 +98,50 @@ async def test_a_secret_an_mcp_server_quotes_from_its_environment_is_not_injecte
     result = await run(manifest)
     assert [r.outcome for r in result.records] == [HookOutcome.INJECTED]
     assert tool_contents(result) == ["***"]
+
+
+# The toolset's own timeout: its timer is set only once a call is still running after its first
+# step, and then expires when it would have, counted from the call's start.
+
+
+class Answers(StagedBaseTool):
+    """Answers after yielding to the event loop ``waits`` times (0: at once)."""
+
+    def __init__(self, waits: int) -> None:
+        super().__init__(name="answers")
+        self.waits = waits
+
+    async def execute(self, arguments: Mapping[str, Any]) -> str:
+        for _ in range(self.waits):
+            await asyncio.sleep(0)
+        return "answer"
+
+
+class Hangs(StagedBaseTool):
+    """Yields once, then never answers."""
+
+    name = "hangs"
+
+    async def execute(self, arguments: Mapping[str, Any]) -> str:
+        await asyncio.sleep(0)
+        await asyncio.Event().wait()
+        return "never"
+
+
+@pytest.mark.parametrize("waits", [0, 1, 3])
+async def test_a_call_that_answers_in_time_is_not_timed_out(waits: int) -> None:
+    guarded = GuardedTool(Answers(waits), timeout_seconds=0.05)
+    assert await guarded.execute({}) == "answer"
+
+
+async def test_a_call_still_running_at_the_toolset_timeout_is_a_tool_timeout() -> None:
+    guarded = GuardedTool(Hangs(), timeout_seconds=0.1)
+    with anyio.fail_after(DEADLINE), pytest.raises(ToolTimeoutError, match=r"after 0\.1 seconds"):
+        await guarded.execute({})
+
+
+async def test_the_toolset_fallback_answers_for_a_call_that_timed_out() -> None:
+    fallback = FallbackProcessor([ErrorMessageStrategy("{tool} is slow")])
+    guarded = GuardedTool(Hangs(), timeout_seconds=0.1, fallback=fallback)
+    with anyio.fail_after(DEADLINE):
+        assert await guarded.execute({}) == "hangs is slow"

@@ -11,10 +11,10 @@ added by the run are ordered by the manifest index of the hook that added them.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
 from agent_hooks.config.hooks import InjectionFrequency
 from agent_hooks.injection._ids import ParsedCallId, parse_call_id
@@ -38,8 +38,7 @@ class Placement(Enum):
     REPLACE = "replace"
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A synthetic-looking pair of one prefix, as found in the history or added by this run."""
 
     position: _Position
@@ -87,8 +86,7 @@ class PrefixState:
         self.candidates.sort(key=lambda c: c.position)
 
 
-@dataclass(frozen=True)
-class _Decision:
+class _Decision(NamedTuple):
     hook: int
     pair: SyntheticPair
     placement: Placement
@@ -180,9 +178,7 @@ class HistoryIndex:
             if target is None:
                 raise ValueError("replacing needs the pair to replace")
             # Same slot, same owner: a later splice puts the new pair where the old one was.
-            added = dataclasses.replace(
-                target, parsed=parsed, content=pair.tool.content, caller=pair.function
-            )
+            added = target._replace(parsed=parsed, content=pair.tool.content, caller=pair.function)
         else:
             if placement is Placement.INSERT and self.insert_at < end:
                 position = (self.insert_at, -1, hook)
@@ -213,17 +209,14 @@ class HistoryIndex:
                     calls = replaced_calls.setdefault(target.caller_index, {})
                     calls[old_id] = decision.pair.assistant.tool_calls[0]
         inserted, appended = self._lanes(new_pairs)
-        history: list[Message] = []
-        for index, message in enumerate(self.messages):
-            if index == self.insert_at:
-                history.extend(_flatten(inserted))
-            if index in replaced_tools:
-                message = replaced_tools[index]
-            elif index in replaced_calls:
-                updates = replaced_calls[index]
-                refreshed = [updates.get(call.id, call) for call in message.tool_calls or []]
-                message = message.model_copy(update={"tool_calls": refreshed})
-            history.append(message)
+        history = list(self.messages)  # replacements keep every index; new pairs go in last
+        for index, tool in replaced_tools.items():
+            history[index] = tool
+        for index, updates in replaced_calls.items():
+            message = history[index]
+            refreshed = [updates.get(call.id, call) for call in message.tool_calls or []]
+            history[index] = message.model_copy(update={"tool_calls": refreshed})
+        history[self.insert_at : self.insert_at] = _flatten(inserted)
         history.extend(_flatten(appended))
         return history
 

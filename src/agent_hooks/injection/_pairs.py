@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from agent_hooks.injection._ids import is_synthetic_call_id, prefixed_call_id
 from agent_hooks.injection._trust import SigningKeys
@@ -18,8 +18,7 @@ from agent_hooks.tools import ToolCallResult, ToolCallResultEnricher
 __all__ = ["PairSpec", "SyntheticPair", "build_pair", "first_time_insert_index"]
 
 
-@dataclass(frozen=True)
-class SyntheticPair:
+class SyntheticPair(NamedTuple):
     """An assistant message with one tool call, and the ``tool`` message that answers it."""
 
     assistant: Message
@@ -40,8 +39,7 @@ class SyntheticPair:
         return self.call.id
 
 
-@dataclass(frozen=True)
-class PairSpec:
+class PairSpec(NamedTuple):
     """What a pair is built from, besides its content: the hook's identity and id rules."""
 
     tool_name: str
@@ -53,6 +51,9 @@ class PairSpec:
     """``append_if_changed`` hashes the content into the id; ``always`` a random token, so its
     ids differ on every call."""
     expiry: int | None = None
+    function: FunctionCall | None = None
+    """The call the assistant message shows, when it is the same on every run (literal
+    arguments: ``arguments_text`` as its ``arguments``); built from the fields above otherwise."""
 
 
 def build_pair(
@@ -88,7 +89,9 @@ def build_pair(
             raise ValueError(f"an enricher left {kind} content; a tool answer is text")
         content = final
         unsigned = prefixed_call_id(spec.prefix, token or final, ttl_expiry_seconds=spec.expiry)
-    function = FunctionCall._built(name=spec.tool_name, arguments=spec.arguments_text)
+    function = spec.function or FunctionCall._built(
+        name=spec.tool_name, arguments=spec.arguments_text
+    )
     call_id = (keys or SigningKeys()).sign(unsigned, function, content)
     call = ToolCall._built(id=call_id, type="function", function=function)
     assistant = Message._built(role=Role.ASSISTANT, content=None, tool_calls=[call])

@@ -18,6 +18,7 @@ import hmac
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from agent_hooks.injection._ids import (
     ParsedCallId,
@@ -93,8 +94,7 @@ def _signature(key: str, unsigned_id: str, name: str, arguments: str, content: s
     return digest[:_SIGNATURE_HEX_DIGITS]
 
 
-@dataclass(frozen=True)
-class TrustRules:
+class TrustRules(NamedTuple):
     """What one hook requires of a pair before it counts."""
 
     now: float

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from agent_hooks.config.hooks import (
@@ -17,6 +18,7 @@ from agent_hooks.injection._pairs import PairSpec
 from agent_hooks.injection._staged import SYNTHETIC_PROBE_CALL_ID
 from agent_hooks.injection._templates import is_templated
 from agent_hooks.injection._trust import TrustRules
+from agent_hooks.messages import FunctionCall
 from agent_hooks.tools import ToolCallResult
 from agent_hooks.toolsets import ToolRegistry, ToolRoute
 
@@ -84,7 +86,13 @@ class PreparedHook:
             arguments_text=arguments_text,
             checks_content=self.checks_content,
             expiry=expiry,
+            function=None if self.templated else self._literal_function,
         )
+
+    @cached_property
+    def _literal_function(self) -> FunctionCall:
+        """The function every pair of a hook with literal arguments shows (frozen, so shared)."""
+        return FunctionCall._built(name=self.tool, arguments=self.arguments_text)
 
 
 def routed_call(registry: ToolRegistry, route: ToolRoute) -> HookCall:

@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from agent_hooks._reasons import reason_for
 from agent_hooks.clock import Clock
@@ -58,8 +58,11 @@ waiting for it (a tool that ignores cancellation is left behind, never waited fo
 _TRUNCATION_MARKER = "\n[truncated at {limit} characters]"
 
 
-@dataclass(frozen=True)
-class _Called:
+# The records built per hook and run are NamedTuples: a frozen dataclass's ``__init__`` sets each
+# field through ``object.__setattr__``, several times slower, on the path of every hook call.
+
+
+class _Called(NamedTuple):
     """What the tool call of one hook produced (the part that may be abandoned)."""
 
     result: ToolCallResult
@@ -70,7 +73,7 @@ _Inputs = tuple[Mapping[str, Any], str]
 """A hook's rendered arguments and the JSON text its synthetic call shows."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _RunState:
     """What every hook of one run shares."""
 
@@ -82,8 +85,7 @@ class _RunState:
     """By manifest index: the outcome, and when the hook started and ended (ns)."""
 
 
-@dataclass(frozen=True)
-class _Outcome:
+class _Outcome(NamedTuple):
     outcome: HookOutcome
     reason: str | None = None
     content_chars: int | None = None
@@ -364,6 +366,8 @@ class HookRunner:
         timer releases ``answer`` empty: the run waits for whichever comes first, never for the
         task itself, so a call that swallows the cancel cannot hold the run. (``asyncio.wait``
         does the same with a set, a waiter and done-callbacks, one more loop iteration per call.)
+        The timer is armed for the deadline only when the call is still running after its first
+        step (:class:`_Deadline`): a host tool that answers at once never pays for one.
 
         Raises:
             TimeoutError: the deadline passed. The task is cancelled, and left behind when it
@@ -375,14 +379,16 @@ class HookRunner:
             return await self._call(hook, arguments)
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[_Called | None] = loop.create_future()
+        deadline = _Deadline(answer, loop.time() + hook.timeout_seconds)
         task = loop.create_task(self._answer(hook, arguments, answer), name=f"hook-{hook.label}")
-        deadline = loop.call_later(hook.timeout_seconds, _release, answer)
+        check = loop.call_soon(deadline.arm)  # runs right after the task's first step
         try:
             called = await answer
         except asyncio.CancelledError:  # the run itself was cancelled: take the call with it
             await _abandon(task)
             raise
         finally:
+            check.cancel()
             deadline.cancel()
         if called is None:
             await _abandon(task)
@@ -475,10 +481,34 @@ def _joined(parts: Sequence[str]) -> str | None:
     return "; ".join(parts) or None
 
 
-def _release(answer: asyncio.Future[_Called | None]) -> None:
-    """The deadline passed: the run stops waiting for the call (``None``: no outcome)."""
-    if not answer.done():
-        answer.set_result(None)
+class _Deadline:
+    """The timer that releases a call's ``answer`` empty at its deadline, armed lazily.
+
+    Every timer costs a heap push and a cancel on the event loop's timer heap (where cancelled
+    timers linger until cleaned up), several microseconds where most tool calls take one. So the
+    timer is armed only when :meth:`arm`, scheduled right behind the task's first step, finds the
+    call still running; it fires at the same moment it would have, counted from the call's start.
+    """
+
+    __slots__ = ("_answer", "_timer", "_when")
+
+    def __init__(self, answer: asyncio.Future[_Called | None], when: float) -> None:
+        self._answer = answer
+        self._when = when
+        self._timer: asyncio.TimerHandle | None = None
+
+    def arm(self) -> None:
+        if not self._answer.done():
+            self._timer = self._answer.get_loop().call_at(self._when, self._release)
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def _release(self) -> None:
+        """The deadline passed: the run stops waiting for the call (``None``: no outcome)."""
+        if not self._answer.done():
+            self._answer.set_result(None)
 
 
 async def _abandon(task: asyncio.Task[None]) -> None:

@@ -83,9 +83,18 @@ class GuardedTool:
     ) -> ToolCallResult:
         if self.inner.answers_at_once:  # nothing to time: it returns before any deadline
             return await self.inner.invoke(tool_call_id, arguments, stage_level=stage_level)
+        loop = asyncio.get_running_loop()
+        when = loop.time() + self.timeout_seconds
         try:
-            async with asyncio.timeout(self.timeout_seconds):
-                return await self.inner.invoke(tool_call_id, arguments, stage_level=stage_level)
+            async with asyncio.timeout(None) as timeout:
+                # The timer is set only if the call is still running after its first step (most
+                # host tools answer in it): a timer costs a push onto the loop's timer heap.
+                # It expires at the same moment either way, counted from here.
+                arm = loop.call_soon(timeout.reschedule, when)
+                try:
+                    return await self.inner.invoke(tool_call_id, arguments, stage_level=stage_level)
+                finally:
+                    arm.cancel()
         except ToolTimeoutError:
             raise
         except TimeoutError as exc:

@@ -111,15 +111,13 @@ def parse_call_id(call_id: str | None) -> ParsedCallId | None:
     match = _ID_PATTERN.fullmatch(call_id)
     if match is None:
         return None
-    expiry = match["expiry"]
-    signature = match["signature"]
-    unsigned = call_id if signature is None else call_id[: match.start("signature") - 2]
+    content, expiry, signature = match.groups()
     return ParsedCallId(
-        prefix=call_id[:PREFIX_LENGTH],
-        content_hash=match["content"],
-        expiry=None if expiry is None else int(expiry, 16),
-        signature=signature,
-        unsigned=unsigned,
+        call_id[:PREFIX_LENGTH],
+        content,
+        None if expiry is None else int(expiry, 16),
+        signature,
+        call_id if signature is None else call_id[: -len(signature) - 2],
     )
 
 

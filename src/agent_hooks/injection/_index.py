@@ -17,7 +17,7 @@ from enum import Enum
 from typing import NamedTuple
 
 from agent_hooks.config.hooks import InjectionFrequency
-from agent_hooks.injection._ids import ParsedCallId, parse_call_id
+from agent_hooks.injection._ids import ParsedCallId, is_synthetic_call_id, parse_call_id
 from agent_hooks.injection._pairs import SyntheticPair, first_time_insert_index
 from agent_hooks.injection._trust import SigningKeys, TrustRules, is_trusted
 from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
@@ -100,15 +100,19 @@ class HistoryIndex:
         self.messages = tuple(messages)
         self._by_prefix: dict[str, list[Candidate]] = {}
         callers: dict[str, tuple[int, FunctionCall | None]] = {}
+        # Ids already found synthetic, so the calls they answer are not matched again below.
+        synthetic: set[str] = set()
         for index, message in enumerate(self.messages):
             if message.role is Role.ASSISTANT:
                 for call in message.tool_calls or []:
                     callers[call.id] = (index, call.function)
             elif message.role is Role.TOOL:
-                parsed = parse_call_id(message.tool_call_id)
-                if parsed is None:
+                call_id = message.tool_call_id
+                parsed = parse_call_id(call_id)
+                if call_id is None or parsed is None:
                     continue
-                caller_index, function = callers.get(message.tool_call_id or "", (None, None))
+                synthetic.add(call_id)
+                caller_index, function = callers.get(call_id, (None, None))
                 self._by_prefix.setdefault(parsed.prefix, []).append(
                     Candidate(
                         position=(index, 0, 0),
@@ -119,7 +123,9 @@ class HistoryIndex:
                         caller_index=caller_index,
                     )
                 )
-        self.insert_at = first_time_insert_index(self.messages)
+        self.insert_at = first_time_insert_index(
+            self.messages, lambda call_id: call_id in synthetic or is_synthetic_call_id(call_id)
+        )
         self._decisions: dict[int, _Decision] = {}
 
     def state(self, prefix: str) -> PrefixState:

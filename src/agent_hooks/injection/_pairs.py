@@ -7,7 +7,7 @@ every hook of a run in one pass.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from agent_hooks.injection._ids import is_synthetic_call_id, prefixed_call_id
@@ -104,18 +104,21 @@ def build_pair(
     return SyntheticPair(assistant=assistant, tool=tool_message)
 
 
-def first_time_insert_index(messages: Sequence[Message]) -> int:
+def first_time_insert_index(
+    messages: Sequence[Message], is_synthetic: Callable[[str], bool] = is_synthetic_call_id
+) -> int:
     """After the first user message and the synthetic pairs right behind it; else the end.
 
     Skipping earlier synthetic pairs keeps several first-time hooks in manifest order. Only tool
     messages that answer the synthetic assistant message before them are part of its pair: a
-    lone synthetic-looking tool message is not skipped.
+    lone synthetic-looking tool message is not skipped. ``is_synthetic`` tells synthetic call ids
+    (:func:`is_synthetic_call_id`, or a caller's memo of it).
     """
     first_user = next((i for i, m in enumerate(messages) if m.role is Role.USER), None)
     if first_user is None:
         return len(messages)
     index = first_user + 1
-    while index < len(messages) and _is_synthetic_assistant(messages[index]):
+    while index < len(messages) and _is_synthetic_assistant(messages[index], is_synthetic):
         answered = {call.id for call in messages[index].tool_calls or []}
         index += 1
         while (
@@ -127,10 +130,10 @@ def first_time_insert_index(messages: Sequence[Message]) -> int:
     return index
 
 
-def _is_synthetic_assistant(message: Message) -> bool:
+def _is_synthetic_assistant(message: Message, is_synthetic: Callable[[str], bool]) -> bool:
     calls = message.tool_calls or []
     return (
         message.role is Role.ASSISTANT
         and bool(calls)
-        and all(is_synthetic_call_id(call.id) for call in calls)
+        and all(is_synthetic(call.id) for call in calls)
     )

@@ -135,7 +135,8 @@ class HookRunner:
             HookFailedError: a hook with ``on_error: "fail"`` failed; raised after every other
                 hook finished, carrying the whole run.
         """
-        event = HookEvent(event)  # a plain "on_request_start" means the same event
+        if type(event) is not HookEvent:
+            event = HookEvent(event)  # a plain "on_request_start" means the same event
         hooks = [hook for hook in self.hooks if hook.event is event]
         return await self.run_hooks(hooks, event, messages, request=request, completion=completion)
 
@@ -158,7 +159,8 @@ class HookRunner:
         Raises:
             HookFailedError: as :meth:`run`.
         """
-        event = HookEvent(event)
+        if type(event) is not HookEvent:
+            event = HookEvent(event)
         received = [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
         history = received
         if event is HookEvent.ON_REQUEST_START and self.signing_keys:

@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,integrations]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,integrations,fast]'
 	touch $(STAMP)
 
 install: $(STAMP)

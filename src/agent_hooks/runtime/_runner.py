@@ -20,6 +20,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -55,6 +56,8 @@ ABANDON_GRACE_SECONDS = 0.5
 """After a hook's deadline, how long its cancelled call may take to unwind before the run stops
 waiting for it (a tool that ignores cancellation is left behind, never waited for)."""
 
+_UNLIMITED: AbstractAsyncContextManager[object] = nullcontext()
+
 _TRUNCATION_MARKER = "\n[truncated at {limit} characters]"
 
 
@@ -80,7 +83,8 @@ class _RunState:
     index: HistoryIndex
     now: float
     context: Mapping[str, Any]
-    limit: asyncio.Semaphore
+    limit: AbstractAsyncContextManager[object]
+    """Held by each hook while it runs: ``hooks_max_concurrency`` at once."""
     outcomes: dict[int, tuple[_Outcome, int, int]] = field(default_factory=dict)
     """By manifest index: the outcome, and when the hook started and ended (ns)."""
 
@@ -190,7 +194,10 @@ class HookRunner:
         span: RunSpan,
     ) -> HookRun:
         index = HistoryIndex(history)
-        run = _RunState(index, now, context, asyncio.Semaphore(self.max_concurrency))
+        limit = _UNLIMITED  # no more hooks than the bound: it can never be exceeded
+        if len(hooks) > self.max_concurrency:
+            limit = asyncio.Semaphore(self.max_concurrency)
+        run = _RunState(index, now, context, limit)
         groups: dict[str, list[PreparedHook]] = {}
         for hook in hooks:
             groups.setdefault(hook.prefix, []).append(hook)

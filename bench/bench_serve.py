@@ -61,6 +61,8 @@ from bench_runtime import (  # noqa: E402
 )
 from tests.servers.processes import free_port, running_server  # noqa: E402
 
+AGENT_HOOKS = str(Path(sys.executable).with_name("agent-hooks"))
+"""The installed command, run by this interpreter (``python agent-hooks serve ...``)."""
 LOAD_SECONDS = 4
 """How long ``hey`` loads each target (after a one-second warm-up)."""
 LOAD_ROUNDS = 3
@@ -219,12 +221,16 @@ def server(args: list[str], workdir: Path, name: str) -> Iterator[Server]:
         yield Server(url, _child_pid(port))
 
 
-def proxy(upstream: str, workdir: Path, name: str, config: dict[str, Any]) -> list[str]:
-    """The arguments (all but the port's value) of a proxy in front of ``upstream``."""
+def proxy(
+    upstream: str, workdir: Path, name: str, config: dict[str, Any], *, verbose: bool = False
+) -> list[str]:
+    """The arguments (all but the port's value) of ``agent-hooks serve`` in front of
+    ``upstream``, logging as operators get it by default (the access log, warnings, errors);
+    ``verbose`` adds ``-v``: every hook's record at INFO too."""
     path = workdir / f"{name}.json"
     path.write_text(json.dumps(config))
     return [
-        *("-m", "agent_hooks.serve", str(path), "--upstream", upstream),
+        *(AGENT_HOOKS, *(["-v"] if verbose else []), "serve", str(path), "--upstream", upstream),
         *("--state", f"sqlite:///{workdir}/{name}.db", "--port"),
     ]
 
@@ -629,7 +635,7 @@ def main() -> None:
     hook, tool = asyncio.run(hook_over_tool())
     starts = process_times(
         {
-            "help": [str(Path(sys.executable).with_name("agent-hooks")), "--help"],
+            "help": [AGENT_HOOKS, "--help"],
             "deps": [sys.executable, "-c", "import httpx, pydantic"],
         }
     )

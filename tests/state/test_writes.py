@@ -6,11 +6,13 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+import pytest
 from redis.asyncio import Redis
 
+from agent_hooks.state import _store as store_module
 from agent_hooks.state import open_store
 from agent_hooks.state._sqlite import SqliteStore
-from agent_hooks.state._store import REFRESH_AFTER_SECONDS, STATE_TTL_SECONDS, state_key
+from agent_hooks.state._store import REFRESH_AFTER_SECONDS, STATE_TTL_SECONDS, Pair, state_key
 from tests.serve.test_conversation import pair
 
 PAIRS = [pair("clock", "12:00"), pair("kb", "facts")]
@@ -59,6 +61,34 @@ async def test_an_unchanged_conversation_gets_a_new_expiry_once_its_entry_is_an_
     assert await store.load("c1", tenant=TENANT) == PAIRS
     await store.save("c1", PAIRS, tenant=TENANT)
     await store.aclose()
+    assert expiry(tmp_path / "state.db", "c1") == clock.now + STATE_TTL_SECONDS
+
+
+async def test_pairs_saved_as_loaded_are_not_encoded_again_until_their_hour_is_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn whose hooks were all fresh saves the very pairs it loaded: while the entry is
+    younger than an hour the store does not even encode them; after it, their expiry moves."""
+    clock = Clock()
+    store = SqliteStore(tmp_path / "state.db", clock=clock)
+    await store.save("c1", PAIRS, tenant=TENANT)
+    clock.now += REFRESH_AFTER_SECONDS - 1
+    loaded = await store.load("c1", tenant=TENANT)
+    encoded: list[object] = []
+    real_encode = store_module._encode
+
+    def counting_encode(pairs: list[Pair]) -> str:
+        encoded.append(pairs)
+        return real_encode(pairs)
+
+    monkeypatch.setattr(store_module, "_encode", counting_encode)
+    await store.save("c1", loaded, tenant=TENANT, as_loaded=True)
+    assert encoded == []
+    assert expiry(tmp_path / "state.db", "c1") == START + STATE_TTL_SECONDS
+    clock.now += 2
+    await store.save("c1", loaded, tenant=TENANT, as_loaded=True)
+    await store.aclose()
+    assert len(encoded) == 1
     assert expiry(tmp_path / "state.db", "c1") == clock.now + STATE_TTL_SECONDS
 
 

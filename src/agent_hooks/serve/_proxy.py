@@ -159,7 +159,13 @@ class HooksProxy:
                 conversation = conversation or f"response:{response_id}"
             pairs = synthetic_pairs(history)
             if conversation and (pairs or stored or response_id is not None):
-                await self._store.save(conversation, pairs, tenant=tenant, response_id=response_id)
+                await self._store.save(
+                    conversation,
+                    pairs,
+                    tenant=tenant,
+                    response_id=response_id,
+                    as_loaded=conversation == owned and pairs == list(stored),
+                )
 
         upstream = self._anthropic_upstream if dialect is ANTHROPIC else self._upstream
         answer = await unless_client_leaves(

@@ -164,6 +164,7 @@ class ConversationStore(ABC):
         *,
         tenant: str | None,
         response_id: str | None = None,
+        as_loaded: bool = False,
     ) -> None:
         """Keep :func:`retained_pairs` of ``pairs`` as the conversation's state.
 
@@ -173,13 +174,19 @@ class ConversationStore(ABC):
 
         Nothing is sent when the store already holds exactly these pairs with more than
         ``STATE_TTL_SECONDS - REFRESH_AFTER_SECONDS`` left before they expire (and there is no
-        answer to link).
+        answer to link). ``as_loaded`` says the caller knows ``pairs`` are the very pairs
+        :meth:`load` returned (a turn whose hooks were all fresh): then they are not even
+        encoded to be compared while the entry is that fresh.
         """
         self._check_open()
         key = state_key(tenant, conversation_id)
+        now = self._clock()
+        if as_loaded and response_id is None:
+            known = self._held.get(key)
+            if known is not None and known[1] - now > _UNREFRESHED_SECONDS:
+                return
         text = _encode(retained_pairs(pairs))
         digest = _digest(text)
-        now = self._clock()
         held = self._held.pop(key, None)
         fresh = held is not None and held[1] - now > _UNREFRESHED_SECONDS
         if held is not None and held[0] == digest and fresh and response_id is None:

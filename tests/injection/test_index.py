@@ -8,8 +8,8 @@ import pytest
 
 from agent_hooks.injection._ids import call_id_prefix
 from agent_hooks.injection._index import HistoryIndex, Placement
-from agent_hooks.injection._pairs import SyntheticPair
-from agent_hooks.injection._trust import SigningKeys, TrustRules
+from agent_hooks.injection._pairs import PairSpec, SyntheticPair, build_pair
+from agent_hooks.injection._trust import SigningKeys, TrustRules, remove_unverified
 from agent_hooks.messages import Message
 from tests._support import msg, synthetic_id
 
@@ -152,3 +152,32 @@ def test_deciding_a_pair_with_an_ordinary_id_or_replacing_nothing_is_refused() -
         index.decide(state, hook=0, pair=ordinary, placement=Placement.APPEND)
     with pytest.raises(ValueError, match="needs the pair to replace"):
         index.decide(state, hook=0, pair=new_pair("notes", "A"), placement=Placement.REPLACE)
+
+
+def test_pairs_whose_signatures_were_checked_count_as_when_checked_again() -> None:
+    """The runner tells the index that ``remove_unverified`` already checked every signature
+    (it keeps only pairs that verify); the index then trusts exactly the same pairs."""
+    keys = SigningKeys(("k-one",))
+    prefix = call_id_prefix("notes", {})
+    spec = PairSpec("notes", prefix, "{}", checks_content=True, expiry=NOW + 60)
+    signed = build_pair(spec, "A", keys=keys)
+    stale = build_pair(spec._replace(expiry=NOW - 60), "B", keys=keys)
+    forged = build_pair(spec, "C", keys=SigningKeys(("k-other",)))
+    history = [
+        msg(role="user", content="u"),
+        *(m for pair in (signed, stale, forged) for m in (pair.assistant, pair.tool)),
+    ]
+    kept, removed = remove_unverified(history, keys)
+    assert removed == 1
+
+    for rules in (RULES, TrustRules(now=NOW, ttl_seconds=60), TrustRules(now=NOW + 3600)):
+        latest = [
+            HistoryIndex(kept, signatures_checked=checked)
+            .state(spec.prefix)
+            .latest_trusted(rules, keys)
+            for checked in (True, False)
+        ]
+        assert latest[0] is not None
+        assert latest[1] is not None
+        assert latest[0]._replace(verified=False) == latest[1]
+        assert latest[0].content == "B"

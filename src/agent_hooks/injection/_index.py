@@ -51,6 +51,8 @@ class Candidate(NamedTuple):
     caller_index: int | None = None
     hook: int | None = None
     """Manifest index of the hook whose new pair holds this slot (``None``: an old pair)."""
+    verified: bool = False
+    """Its signature was already checked with the run's keys (:class:`HistoryIndex`)."""
 
 
 @dataclass
@@ -68,6 +70,7 @@ class PrefixState:
                 caller=candidate.caller,
                 rules=rules,
                 keys=keys,
+                verified=candidate.verified,
             ):
                 return candidate
         return None
@@ -96,7 +99,10 @@ class _Decision(NamedTuple):
 class HistoryIndex:
     """The synthetic-looking pairs of a history, by prefix, and where first-time pairs go."""
 
-    def __init__(self, messages: Sequence[Message]) -> None:
+    def __init__(self, messages: Sequence[Message], *, signatures_checked: bool = False) -> None:
+        """``signatures_checked``: every synthetic-looking pair in ``messages`` verified with the
+        keys the hooks will check them with (:func:`remove_unverified` kept only those), so their
+        trust checks need not compute the HMAC again; pairs added later are checked as usual."""
         self.messages = tuple(messages)
         self._by_prefix: dict[str, list[Candidate]] = {}
         callers: dict[str, tuple[int, FunctionCall | None]] = {}
@@ -121,6 +127,7 @@ class HistoryIndex:
                         caller=function,
                         tool_index=index,
                         caller_index=caller_index,
+                        verified=signatures_checked,
                     )
                 )
         self.insert_at = first_time_insert_index(
@@ -184,7 +191,9 @@ class HistoryIndex:
             if target is None:
                 raise ValueError("replacing needs the pair to replace")
             # Same slot, same owner: a later splice puts the new pair where the old one was.
-            added = target._replace(parsed=parsed, content=pair.tool.content, caller=pair.function)
+            added = target._replace(
+                parsed=parsed, content=pair.tool.content, caller=pair.function, verified=False
+            )
         else:
             if placement is Placement.INSERT and self.insert_at < end:
                 position = (self.insert_at, -1, hook)

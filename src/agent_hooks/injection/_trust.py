@@ -117,11 +117,14 @@ def is_trusted(
     caller: FunctionCall | None,
     rules: TrustRules,
     keys: SigningKeys,
+    verified: bool = False,
 ) -> bool:
     """Whether a pair counts for a hook with ``rules``.
 
     ``caller`` is the function of the earlier assistant ``tool_calls`` entry with the pair's id
     (``None``: the tool message answers nothing before it, so it is not a pair at all).
+    ``verified``: :func:`remove_unverified` already found this pair's signature good with
+    ``keys`` (for this caller and content), so the HMAC is not computed again.
     """
     if caller is None:
         return False
@@ -133,7 +136,7 @@ def is_trusted(
         return False
     if not keys:
         return parsed.signature is None  # a signature nobody here can check proves nothing
-    return text is not None and keys.verifies(parsed, caller, text)
+    return text is not None and (verified or keys.verifies(parsed, caller, text))
 
 
 def remove_unverified(messages: Sequence[Message], keys: SigningKeys) -> tuple[list[Message], int]:

@@ -167,7 +167,8 @@ class HookRunner:
             event = HookEvent(event)
         received = [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
         history = received
-        if event is HookEvent.ON_REQUEST_START and self.signing_keys:
+        checked = event is HookEvent.ON_REQUEST_START and bool(self.signing_keys)
+        if checked:
             history, removed = remove_unverified(received, self.signing_keys)
             if removed:
                 logger.warning(
@@ -182,18 +183,18 @@ class HookRunner:
         with run_span(event) as span:
             if not hooks:
                 return HookRun(history, [])
-            return await self._run_traced(hooks, event, history, context, now, span)
+            index = HistoryIndex(history, signatures_checked=checked)
+            return await self._run_traced(hooks, event, index, context, now, span)
 
     async def _run_traced(
         self,
         hooks: Sequence[PreparedHook],
         event: HookEvent,
-        history: list[Message],
+        index: HistoryIndex,
         context: Mapping[str, Any],
         now: float,
         span: RunSpan,
     ) -> HookRun:
-        index = HistoryIndex(history)
         limit = _UNLIMITED  # no more hooks than the bound: it can never be exceeded
         if len(hooks) > self.max_concurrency:
             limit = asyncio.Semaphore(self.max_concurrency)

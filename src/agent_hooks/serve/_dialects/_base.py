@@ -49,17 +49,34 @@ _T = TypeVar("_T")
 
 
 def _relayed_messages() -> SchemaValidator:
-    """``list[Message]`` exactly as pydantic validates it, less ``Message``'s own wrap validator.
+    """``list[Message]`` exactly as pydantic validates it, less the models' key-order recorders.
 
-    That wrapper (a Python call per message: half the cost of validating a long history) only
-    records the order of the keys a client sent, for dumping the message later. The proxy never
-    dumps a message it relays: it forwards the client's own dict, and dumps only the messages
-    the hooks wrote. Types, defaults, nested tool calls and error locations are pydantic's.
+    Those wrappers (a Python call per message, tool call and function: half the cost of
+    validating a long history) only record the order of the keys a client sent, for dumping the
+    message later. The proxy never dumps a message it relays: it forwards the client's own dict,
+    and dumps only the messages the hooks wrote. Types, defaults, nested tool calls and error
+    locations are pydantic's.
     """
-    schema = Message.__pydantic_core_schema__
-    if schema["type"] == "function-wrap":  # the key-order recorder around the model schema
-        schema = schema["schema"]
-    return SchemaValidator(core_schema.list_schema(schema))
+    return SchemaValidator(
+        core_schema.list_schema(_without_order_recorders(Message.__pydantic_core_schema__))
+    )
+
+
+def _without_order_recorders(schema: Any) -> Any:
+    """A copy of a core schema in which every key-order recorder's wrapper is replaced by the
+    schema it wraps."""
+    if isinstance(schema, list):
+        return [_without_order_recorders(each) for each in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if schema.get("type") == "function-wrap" and _records_key_order(schema.get("function")):
+        return _without_order_recorders(schema["schema"])
+    return {key: _without_order_recorders(value) for key, value in schema.items()}
+
+
+def _records_key_order(function: Any) -> bool:
+    wrapped = function.get("function") if isinstance(function, dict) else None
+    return getattr(wrapped, "__name__", None) == "_remember_sent_order"
 
 
 RELAYED_MESSAGES = _relayed_messages()

@@ -78,7 +78,12 @@ def content_hash(text: str) -> str:
 
 def arguments_json(arguments: Mapping[str, Any]) -> str:
     """The canonical JSON of the arguments: sorted keys, Python's default separators."""
-    return json.dumps(arguments, sort_keys=True)
+    return _SORTED_KEYS.encode(arguments)
+
+
+_SORTED_KEYS = json.JSONEncoder(sort_keys=True)
+"""``json.dumps(..., sort_keys=True)`` without building an encoder per call (templated hooks
+render their arguments on every run)."""
 
 
 def call_id_prefix(tool_name: str, arguments: Mapping[str, Any]) -> str:

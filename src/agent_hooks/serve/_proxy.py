@@ -142,7 +142,8 @@ class HooksProxy:
         stored = await self._store.load(owned, tenant=tenant) if owned else []
         hooks_input = reapply_pairs(messages, stored, before=parsed.held)
         history, records = await self._run_hooks(request, hooks_input, parsed, context)
-        if _as_sent(raw, parsed, history):
+        as_sent = _as_sent(raw, parsed, history)
+        if as_sent:
             forwarded = raw  # nothing to write: the client's own bytes go, not a re-dump
         else:
             render_context = await self._render_context(parsed, history, stored, records)
@@ -157,7 +158,8 @@ class HooksProxy:
             conversation = owned
             if response_id is not None:
                 conversation = conversation or f"response:{response_id}"
-            pairs = synthetic_pairs(history)
+            # As sent, the history holds only the client's messages, and their pairs are gone.
+            pairs = [] if as_sent else synthetic_pairs(history)
             if conversation and (pairs or stored or response_id is not None):
                 await self._store.save(
                     conversation,

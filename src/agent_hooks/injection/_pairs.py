@@ -92,7 +92,7 @@ def build_pair(
     function = spec.function or FunctionCall._built(
         name=spec.tool_name, arguments=spec.arguments_text
     )
-    call_id = (keys or SigningKeys()).sign(unsigned, function, content)
+    call_id = keys.sign(unsigned, function, content) if keys else unsigned  # no key: unsigned
     call = ToolCall._built(id=call_id, type="function", function=function)
     assistant = Message._built(role=Role.ASSISTANT, content=None, tool_calls=[call])
     if enriched is None:

@@ -57,6 +57,7 @@ ABANDON_GRACE_SECONDS = 0.5
 waiting for it (a tool that ignores cancellation is left behind, never waited for)."""
 
 _UNLIMITED: AbstractAsyncContextManager[object] = nullcontext()
+"""The concurrency bound of a run that has no more hooks than it: nothing to wait for."""
 
 _TRUNCATION_MARKER = "\n[truncated at {limit} characters]"
 

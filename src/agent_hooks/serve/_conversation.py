@@ -76,6 +76,8 @@ def reapply_pairs(
     before every message instead: the upstream holds the earlier turns (Responses'
     ``previous_response_id``), so the stored pairs come before all the request sends.
     """
+    if not stored:
+        return list(messages)
     sent = _call_ids(messages)
     missing = [
         message for pair in stored if single_call_id(pair[0]) not in sent for message in pair

@@ -237,6 +237,42 @@ async def test_a_host_tool_that_swallows_the_cancel_is_abandoned_and_timed_out()
     assert run.messages == list(HISTORY)
 
 
+class CancelledTwice(StagedBaseTool):
+    """A host tool that swallows two cancels, noting when each came, then answers."""
+
+    def __init__(self) -> None:
+        super().__init__(name="stubborn")
+        self.cancels: list[float] = []
+        self.answered = asyncio.Event()
+
+    async def execute(self, arguments: Mapping[str, Any]) -> str:
+        for _ in range(2):
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                self.cancels.append(asyncio.get_running_loop().time())
+        self.answered.set()
+        return "late answer"
+
+
+async def test_a_call_given_up_on_is_cancelled_again_at_its_toolset_timeout() -> None:
+    """The hook's deadline comes first; the toolset's own timeout still bounds the call after."""
+    toolset = {"type": "internal", "name": "slow", "tools": ["stubborn"], "timeout_seconds": 0.4}
+    config = ApplicationConfig.model_validate(
+        {"toolsets": [toolset], "hooks": [hook("stubborn", timeout_seconds=0.1)]}
+    )
+    tool = CancelledTwice()
+    runner_app = create_injector(config, [HostTools(tool), _clock()], preview=True)
+    started = asyncio.get_running_loop().time()
+    run = await run_once(runner_app)
+    await asyncio.wait_for(tool.answered.wait(), timeout=10)
+    assert run.records[0].outcome == HookOutcome.TIMED_OUT
+    assert run.records[0].reason == "hook timed out after 0.1 seconds"
+    first, second = (moment - started for moment in tool.cancels)
+    assert 0.1 <= first < 0.4
+    assert second >= 0.4
+
+
 def test_only_tools_that_never_wait_skip_the_abandonable_task() -> None:
     config = ApplicationConfig.model_validate(
         {

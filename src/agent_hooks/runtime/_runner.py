@@ -391,18 +391,20 @@ class HookRunner:
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[_Called | None] = loop.create_future()
         deadline = _Deadline(answer, loop.time() + hook.timeout_seconds)
-        task = loop.create_task(self._answer(hook, arguments, answer), name=f"hook-{hook.label}")
+        context = self._context(hook, deadline.when)
+        call = self._answer(hook, arguments, context, answer)
+        task = loop.create_task(call, name=f"hook-{hook.label}")
         check = loop.call_soon(deadline.arm)  # runs right after the task's first step
         try:
             called = await answer
         except asyncio.CancelledError:  # the run itself was cancelled: take the call with it
-            await _abandon(task)
+            await _abandon(task, context.late_deadline)
             raise
         finally:
             check.cancel()
             deadline.cancel()
         if called is None:
-            await _abandon(task)
+            await _abandon(task, context.late_deadline)
             raise TimeoutError
         return called
 
@@ -410,12 +412,13 @@ class HookRunner:
         self,
         hook: PreparedHook,
         arguments: Mapping[str, Any],
+        context: ToolCallContext,
         answer: asyncio.Future[_Called | None],
     ) -> None:
         """The body of a call's task: the call's outcome goes to ``answer`` unless the deadline
         released it first (then the task ends as the call did, for :func:`_forget` to see)."""
         try:
-            called = await self._call(hook, arguments)
+            called = await self._call(hook, arguments, context)
         except (Exception, asyncio.CancelledError) as exc:
             if answer.done():
                 raise
@@ -424,13 +427,23 @@ class HookRunner:
         if not answer.done():
             answer.set_result(called)
 
-    async def _call(self, hook: PreparedHook, arguments: Mapping[str, Any]) -> _Called:
-        context = ToolCallContext(
-            max_content_chars=hook.config.max_content_chars, stage_reporter=self.stage_reporter
-        )
+    async def _call(
+        self,
+        hook: PreparedHook,
+        arguments: Mapping[str, Any],
+        context: ToolCallContext | None = None,
+    ) -> _Called:
+        context = context or self._context(hook, None)
         with call_context(context):
             result = await hook.call(arguments)
         return _Called(result, tuple(context.notes))
+
+    def _context(self, hook: PreparedHook, deadline: float | None) -> ToolCallContext:
+        return ToolCallContext(
+            max_content_chars=hook.config.max_content_chars,
+            stage_reporter=self.stage_reporter,
+            deadline=deadline,
+        )
 
     def _record(
         self, hook: PreparedHook, event: HookEvent, outcome: _Outcome, latency_ms: float
@@ -501,16 +514,17 @@ class _Deadline:
     call still running; it fires at the same moment it would have, counted from the call's start.
     """
 
-    __slots__ = ("_answer", "_timer", "_when")
+    __slots__ = ("_answer", "_timer", "when")
 
     def __init__(self, answer: asyncio.Future[_Called | None], when: float) -> None:
         self._answer = answer
-        self._when = when
+        self.when = when
+        """Event-loop time of the deadline."""
         self._timer: asyncio.TimerHandle | None = None
 
     def arm(self) -> None:
         if not self._answer.done():
-            self._timer = self._answer.get_loop().call_at(self._when, self._release)
+            self._timer = self._answer.get_loop().call_at(self.when, self._release)
 
     def cancel(self) -> None:
         if self._timer is not None:
@@ -522,11 +536,18 @@ class _Deadline:
             self._answer.set_result(None)
 
 
-async def _abandon(task: asyncio.Task[None]) -> None:
+async def _abandon(task: asyncio.Task[None], late_deadline: float | None) -> None:
     """Cancel a call the run gives up on, and wait for it to unwind at most
-    :data:`ABANDON_GRACE_SECONDS`; a call that takes longer is left behind."""
+    :data:`ABANDON_GRACE_SECONDS`; a call that takes longer is left behind.
+
+    ``late_deadline`` is the toolset timeout its guard left to the runner
+    (:attr:`ToolCallContext.late_deadline`): a call still running then is cancelled again.
+    """
     task.cancel()
     task.add_done_callback(_forget)
+    if late_deadline is not None:
+        again = task.get_loop().call_at(late_deadline, task.cancel)
+        task.add_done_callback(lambda _: again.cancel())
     await asyncio.wait({task}, timeout=ABANDON_GRACE_SECONDS)
 
 

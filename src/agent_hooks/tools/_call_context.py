@@ -39,6 +39,13 @@ class ToolCallContext:
     notes: list[str] = field(default_factory=list)
     stage_reporter: StageReporter | None = None
     """The app's reporter, for tools that have none of their own."""
+    deadline: float | None = None
+    """When the runner gives up on this call (event-loop time): it cancels the call then and
+    stops waiting for it. ``None``: nobody will (a direct call, a tool that never waits)."""
+    late_deadline: float | None = None
+    """Set by a toolset's guard whose own timeout would end after :attr:`deadline`, and which
+    therefore set no timer of its own: the runner cancels a call it gave up on again at this
+    moment, as that timeout would have (a call may have swallowed the first cancel)."""
 
     @property
     def max_body_bytes(self) -> int:

@@ -19,6 +19,7 @@ from typing import Any
 from agent_hooks._scrub import scrub_result
 from agent_hooks.errors import ToolTimeoutError
 from agent_hooks.tools import StagedBaseTool, StageLevel, ToolCallResult
+from agent_hooks.tools._call_context import current_call_context
 from agent_hooks.tools._fallback import FallbackProcessor
 
 __all__ = ["GuardedTool"]
@@ -85,6 +86,12 @@ class GuardedTool:
             return await self.inner.invoke(tool_call_id, arguments, stage_level=stage_level)
         loop = asyncio.get_running_loop()
         when = loop.time() + self.timeout_seconds
+        context = current_call_context()
+        if context.deadline is not None and when > context.deadline:
+            # The runner cancels the call at its own deadline, before this timeout could end,
+            # and cancels it again at ``when`` if it is still running then: no timer needed.
+            context.late_deadline = when
+            return await self.inner.invoke(tool_call_id, arguments, stage_level=stage_level)
         try:
             async with asyncio.timeout(None) as timeout:
                 # The timer is set only if the call is still running after its first step (most

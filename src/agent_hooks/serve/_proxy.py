@@ -142,7 +142,8 @@ class HooksProxy:
         stored = await self._store.load(owned, tenant=tenant) if owned else []
         hooks_input = reapply_pairs(messages, stored, before=parsed.held)
         history, records = await self._run_hooks(request, hooks_input, parsed, context)
-        as_sent = _as_sent(raw, parsed, history)
+        untouched = _same_objects(history, hooks_input)  # the hooks added or dropped nothing
+        as_sent = untouched and _as_sent(raw, parsed, hooks_input)
         if as_sent:
             forwarded = raw  # nothing to write: the client's own bytes go, not a re-dump
         else:
@@ -158,15 +159,16 @@ class HooksProxy:
             conversation = owned
             if response_id is not None:
                 conversation = conversation or f"response:{response_id}"
-            # As sent, the history holds only the client's messages, and their pairs are gone.
-            pairs = [] if as_sent else synthetic_pairs(history)
+            # Untouched, the history's pairs are the stored ones the proxy re-applied (the
+            # client's were removed first): no need to look for them.
+            pairs = list(stored) if untouched else synthetic_pairs(history)
             if conversation and (pairs or stored or response_id is not None):
                 await self._store.save(
                     conversation,
                     pairs,
                     tenant=tenant,
                     response_id=response_id,
-                    as_loaded=conversation == owned and pairs == list(stored),
+                    as_loaded=conversation == owned and (untouched or pairs == list(stored)),
                 )
 
         upstream = self._anthropic_upstream if dialect is ANTHROPIC else self._upstream
@@ -349,13 +351,15 @@ def _as_sent(raw: bytes, parsed: ParsedRequest, history: Sequence[Mapping[str, A
     changed no message (the very objects the dialect read, in order) and reading it changed no
     field. UTF-8 only: a body in another encoding the parser accepts is rendered, so the
     upstream always gets UTF-8."""
-    sent = parsed.history
     return (
         not parsed.edited
-        and len(history) == len(sent)
-        and all(map(operator.is_, history, sent))
+        and _same_objects(history, parsed.history)
         and json.detect_encoding(raw) == "utf-8"
     )
+
+
+def _same_objects(these: Sequence[object], those: Sequence[object]) -> bool:
+    return len(these) == len(those) and all(map(operator.is_, these, those))
 
 
 def _hook_context(parsed: ParsedRequest, conversation: str | None) -> dict[str, str]:

@@ -161,14 +161,14 @@ class HooksProxy:
                 conversation = conversation or f"response:{response_id}"
             # Untouched, the history's pairs are the stored ones the proxy re-applied (the
             # client's were removed first): no need to look for them.
-            pairs = list(stored) if untouched else synthetic_pairs(history)
+            pairs = stored if untouched else synthetic_pairs(history)
             if conversation and (pairs or stored or response_id is not None):
                 await self._store.save(
                     conversation,
                     pairs,
                     tenant=tenant,
                     response_id=response_id,
-                    as_loaded=conversation == owned and (untouched or pairs == list(stored)),
+                    as_loaded=conversation == owned and pairs == stored,
                 )
 
         upstream = self._anthropic_upstream if dialect is ANTHROPIC else self._upstream

@@ -181,16 +181,18 @@ class ConversationStore(ABC):
         self._check_open()
         key = state_key(tenant, conversation_id)
         now = self._clock()
-        if as_loaded and response_id is None:
-            known = self._held.get(key)
-            if known is not None and known[1] - now > _UNREFRESHED_SECONDS:
-                return
+        held = self._held.pop(key, None)
+        # A write is due whatever the pairs when nothing is known of the entry, when it is an
+        # hour old, or when an answer is to be linked to the conversation.
+        due = held is None or held[1] - now <= _UNREFRESHED_SECONDS or response_id is not None
+        fresh = None if due else held
+        if fresh is not None and as_loaded:
+            self._hold(key, *fresh)
+            return
         text = _encode(retained_pairs(pairs))
         digest = _digest(text)
-        held = self._held.pop(key, None)
-        fresh = held is not None and held[1] - now > _UNREFRESHED_SECONDS
-        if held is not None and held[0] == digest and fresh and response_id is None:
-            self._hold(key, *held)
+        if fresh is not None and fresh[0] == digest:
+            self._hold(key, *fresh)
             return
         entries = {key: text}
         if response_id is not None:
@@ -240,7 +242,9 @@ class ConversationStore(ABC):
         return True
 
     def _hold(self, key: str, digest: bytes, expires_at: float) -> None:
+        """Remember what ``key`` holds, as the most recently used."""
         self._held[key] = (digest, expires_at)
+        self._held.move_to_end(key)
         if len(self._held) > _REMEMBERED_KEYS:
             self._held.popitem(last=False)
 

@@ -60,3 +60,18 @@ def synthetic_id(
     return prefixed_call_id(
         call_id_prefix(tool, arguments), content, ttl_expiry_seconds=ttl_expiry_seconds
     )
+
+
+SYSTEM = {"role": "system", "content": "be brief"}
+USER = {"role": "user", "content": "hello", "x-vendor": 1}
+
+
+def pair(tool: str, content: str, **ttl: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A synthetic pair of ``tool`` without arguments, as OpenAI chat dicts (``ttl``:
+    ``ttl_expiry_seconds=...`` stamps an expiry)."""
+    call_id = synthetic_id(tool, {}, content, **ttl)
+    call = {"id": call_id, "type": "function", "function": {"name": tool, "arguments": "{}"}}
+    return (
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call_id, "content": content},
+    )

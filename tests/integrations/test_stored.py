@@ -1,4 +1,6 @@
-"""The pairs the store-backed adapters keep: where they go back, what a client may not send."""
+"""The store-backed adapters keep their pairs through the conversation core (SPEC 15): the
+core's own behaviours are pinned in tests/state/test_conversation.py for ``Message`` histories
+too; these pin the adapters' wiring: keys, tenants, and a turn-to-turn run."""
 
 from __future__ import annotations
 
@@ -7,22 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_hooks.integrations._stored import (
-    RunPairs,
-    StoredPairs,
-    keeper_for,
-    synthetic_pairs,
-    with_stored_pairs,
-    without_client_pairs,
-)
-from agent_hooks.messages import Message, ToolCall
+from agent_hooks.integrations._stored import RunPairs, StoredPairs, keeper_for, run_with_pairs
+from agent_hooks.messages import Message
 from agent_hooks.state import ConversationStore, open_store
-from agent_hooks.testing import run_manifest
-
-MANIFEST = {
-    "toolsets": [{"type": "internal", "name": "host", "tools": ["current_time"]}],
-    "hooks": [{"event": "on_request_start", "kind": "tool_call", "tool_name": "current_time"}],
-}
+from agent_hooks.state._conversation import ConversationSource, conversation_key
+from tests.integrations._kit import MEMORY, hooks_app
 
 
 @pytest.fixture
@@ -32,41 +23,11 @@ async def store(tmp_path: Path) -> AsyncIterator[ConversationStore]:
     await opened.aclose()
 
 
-async def a_pair() -> list[Message]:
-    run = await run_manifest(MANIFEST, [{"role": "user", "content": "hi"}], now=1_700_000_000)
-    return run.messages[1:3]
-
-
-async def test_stored_pairs_go_back_after_the_first_user_message_once() -> None:
-    pair = await a_pair()
-    stored = synthetic_pairs(pair)
-    history = [
-        Message.model_validate({"role": "system", "content": "be brief"}),
-        Message.model_validate({"role": "user", "content": "hi"}),
-        Message.model_validate({"role": "assistant", "content": "hello"}),
-    ]
-    again = with_stored_pairs(history, stored)
-    assert [m.to_openai() for m in again] == [
-        history[0].to_openai(),
-        history[1].to_openai(),
-        *stored[0],
-        history[2].to_openai(),
-    ]
-    assert again[0] is history[0]
-    assert with_stored_pairs(again, stored) == again  # a pair already there is not added twice
-
-
-async def test_a_client_pair_is_removed_and_ordinary_calls_are_kept() -> None:
-    call, answer = await a_pair()
-    ordinary = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    calls = [*(call.tool_calls or []), ToolCall.model_validate(ordinary)]
-    both = call.model_copy(update={"tool_calls": calls})
-    history = [Message.model_validate({"role": "user", "content": "hi"}), both, answer]
-    kept, removed = without_client_pairs(history)
-    assert removed == 1
-    assert [m.to_openai() for m in kept] == [
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": None, "tool_calls": [ordinary]},
+def history(*texts: str) -> list[Message]:
+    roles = ["user", "assistant"]
+    return [
+        Message.model_validate({"role": roles[index % 2], "content": text})
+        for index, text in enumerate(texts)
     ]
 
 
@@ -79,13 +40,52 @@ async def test_a_call_without_a_credential_keeps_nothing_where_the_framework_has
     assert keeper_for(store, {}, fallback, tenant="key") is fallback
     assert keeper_for(None, request, fallback, tenant="key") is fallback
     kept = keeper_for(store, request, fallback, tenant="key", needs_tenant=True)
-    assert kept == StoredPairs(store, "c1", "key")
+    key = conversation_key(ConversationSource("conversation", "c1"), None)
+    assert kept == StoredPairs(store, key, "key")
 
 
-async def test_two_tenants_never_see_each_others_pairs(store: ConversationStore) -> None:
-    pairs = synthetic_pairs(await a_pair())
-    ann = keeper_for(store, {"conversation_id": "c1"}, RunPairs(), tenant="key-ann")
-    bob = keeper_for(store, {"conversation_id": "c1"}, RunPairs(), tenant="key-bob")
-    await ann.save(pairs)
-    assert await ann.load() == pairs
-    assert await bob.load() == []
+def test_the_conversation_id_is_kept_only_as_a_digest(store: ConversationStore) -> None:
+    long = "c" * 100_000
+    kept = keeper_for(store, {"conversation_id": long}, RunPairs(), tenant="key")
+    assert isinstance(kept, StoredPairs)
+    assert long[:100] not in kept.conversation
+    assert len(kept.conversation) < 100
+
+
+async def test_turns_of_a_conversation_reapply_pairs_where_they_were(
+    store: ConversationStore,
+) -> None:
+    async with hooks_app("memories") as kit:
+        keeper = keeper_for(store, {"conversation_id": "c1"}, RunPairs(), tenant="key-ann")
+        turn1 = history("hi")
+        run1, save1 = await run_with_pairs(kit.runner, turn1, keeper, None, from_client=True)
+        await save1()
+        assert [m.content for m in run1.messages] == ["hi", None, MEMORY]
+        turn2 = history("hi", "hello", "what do I like?")
+        run2, save2 = await run_with_pairs(kit.runner, turn2, keeper, None, from_client=True)
+        await save2()
+        assert [m.to_openai() for m in run2.messages] == [
+            turn2[0].to_openai(),
+            *(m.to_openai() for m in run1.messages[1:]),
+            turn2[1].to_openai(),
+            turn2[2].to_openai(),
+        ]
+        assert len(kit.tools.memory.calls) == 1  # fresh: the stored pair was seen
+        other = keeper_for(store, {"conversation_id": "c1"}, RunPairs(), tenant="key-bob")
+        assert await other.load() == []
+        edited = history("hello there")  # the anchor message changed: the hooks decide afresh
+        run3, _ = await run_with_pairs(kit.runner, edited, keeper, None, from_client=True)
+        assert [m.content for m in run3.messages] == ["hello there", None, MEMORY]
+        assert len(kit.tools.memory.calls) == 2
+
+
+async def test_a_pair_of_a_hook_no_longer_in_the_manifest_is_not_reapplied(
+    store: ConversationStore,
+) -> None:
+    keeper = keeper_for(store, {"conversation_id": "c1"}, RunPairs(), tenant="key")
+    async with hooks_app("memories") as kit:
+        _, save = await run_with_pairs(kit.runner, history("hi"), keeper, None, from_client=True)
+        await save()
+    async with hooks_app("profile") as kit:
+        run, _ = await run_with_pairs(kit.runner, history("hi"), keeper, None, from_client=True)
+        assert MEMORY not in [m.content for m in run.messages]

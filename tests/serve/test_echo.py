@@ -7,8 +7,8 @@ import json
 import httpx
 
 from agent_hooks.serve._echo import MODELS, echo_app, echo_text
+from tests._support import USER, pair
 from tests.serve.dialects.test_responses import pair_items
-from tests.serve.test_conversation import USER, pair
 
 
 def test_each_synthetic_pair_is_one_line_with_newlines_as_spaces() -> None:

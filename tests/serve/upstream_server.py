@@ -235,6 +235,11 @@ async def responses(request: Request) -> Response:
     return StreamingResponse(events(), media_type="text/event-stream")
 
 
+async def count_tokens(request: Request) -> Response:
+    await _record(request)
+    return JSONResponse({"input_tokens": 7})
+
+
 async def messages(request: Request) -> Response:
     body = await _record(request)
     model = body.get("model")
@@ -303,6 +308,7 @@ def main() -> None:
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/responses", responses, methods=["POST"]),
             Route("/v1/messages", messages, methods=["POST"]),
+            Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/_received", received, methods=["GET", "DELETE"]),
             Route("/_release", release, methods=["POST"]),

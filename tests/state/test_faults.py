@@ -17,7 +17,7 @@ import pytest
 from agent_hooks.state import open_store
 from agent_hooks.state._redis import RedisStore
 from agent_hooks.state._store import CALL_TIMEOUT_SECONDS, PAUSE_SECONDS
-from tests.serve.test_conversation import pair
+from tests._support import pair
 from tests.servers.redis import RedisServer, blackholed_port
 
 PAIRS = [pair("clock", "12:00")]
@@ -145,7 +145,7 @@ def test_a_disk_that_refuses_writes_never_kills_the_process(tmp_path: Path) -> N
         import asyncio, logging, resource, sys
         sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
         from agent_hooks.state import open_store
-        from tests.serve.test_conversation import pair
+        from tests._support import pair
 
         async def main():
             store = open_store("sqlite:///{tmp_path}/state.db")

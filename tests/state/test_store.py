@@ -15,9 +15,9 @@ from redis.asyncio import Redis
 import agent_hooks.state
 from agent_hooks.state import ConversationStore, open_store
 from agent_hooks.state._sqlite import SqliteStore
-from agent_hooks.state._store import MAX_PAIRS, STATE_TTL_SECONDS
-from tests._support import synthetic_id
-from tests.serve.test_conversation import pair
+from agent_hooks.state._conversation import BEFORE_ALL, StoredPair
+from agent_hooks.state._store import MAX_PAIRS, STATE_TTL_SECONDS, state_key
+from tests._support import pair, synthetic_id
 
 PAIRS = [pair("clock", "12:00"), pair("kb", "ünïcode\nlines")]
 ALICE, BOB = "Bearer sk-alice-0001", "Bearer sk-bob-0002"
@@ -89,10 +89,24 @@ async def test_the_sqlite_file_holds_the_tenant_only_as_its_sha256(tmp_path: Pat
     assert hashlib.sha256(ALICE.encode()).hexdigest().encode() in data
 
 
-async def test_only_the_latest_pair_of_each_identity_is_kept(store: ConversationStore) -> None:
+async def test_every_pair_forwarded_is_kept_in_order_with_its_anchor_and_form(
+    store: ConversationStore,
+) -> None:
+    """SPEC 15: not only the latest of a hook, so each goes back where it was forwarded."""
     old, other, new = pair("clock", "11:00"), pair("kb", "facts"), pair("clock", "12:00")
-    await store.save("c1", [old, other, new], tenant=ALICE)
-    assert await store.load("c1", tenant=ALICE) == [other, new]
+    entries = [
+        StoredPair(*old, 0, "d" * 64),
+        StoredPair(*other, BEFORE_ALL),
+        StoredPair(*new, 3, "e" * 64, "text"),
+    ]
+    await store.save("c1", [*entries, StoredPair(*old, 0, "d" * 64)], tenant=ALICE)
+    assert await store.load("c1", tenant=ALICE) == [other, new, old]  # each call id once
+    assert await store.load_entries("c1", tenant=ALICE) == [*entries[1:], entries[0]]
+
+
+async def test_pairs_stored_before_anchors_existed_still_load(store: ConversationStore) -> None:
+    await store._write({state_key(ALICE, "c1"): json.dumps([list(pair("kb", "facts"))])})
+    assert await store.load_entries("c1", tenant=ALICE) == [StoredPair(*pair("kb", "facts"))]
 
 
 async def test_arguments_are_part_of_a_pairs_identity(store: ConversationStore) -> None:
@@ -101,7 +115,7 @@ async def test_arguments_are_part_of_a_pairs_identity(store: ConversationStore) 
     assert await store.load("c1", tenant=ALICE) == [paris, rome]
 
 
-async def test_at_most_64_pairs_are_kept_the_oldest_dropped(store: ConversationStore) -> None:
+async def test_at_most_256_pairs_are_kept_the_oldest_dropped(store: ConversationStore) -> None:
     pairs = [_pair("kb", f"fact {n}", topic=n) for n in range(MAX_PAIRS + 10)]
     await store.save("c1", pairs, tenant=ALICE)
     assert await store.load("c1", tenant=ALICE) == pairs[-MAX_PAIRS:]

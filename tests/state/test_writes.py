@@ -13,7 +13,7 @@ from agent_hooks.state import _store as store_module
 from agent_hooks.state import open_store
 from agent_hooks.state._sqlite import SqliteStore
 from agent_hooks.state._store import REFRESH_AFTER_SECONDS, STATE_TTL_SECONDS, Pair, state_key
-from tests.serve.test_conversation import pair
+from tests._support import pair
 
 PAIRS = [pair("clock", "12:00"), pair("kb", "facts")]
 CHANGED = [pair("clock", "12:05"), pair("kb", "facts")]

@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_hooks import HookEvent, HookRunner, aclose_app
 from agent_hooks.config import ApplicationConfig
-from agent_hooks.serve._dialects import ANTHROPIC, CHAT, RESPONSES
+from agent_hooks.serve._dialects import ANTHROPIC, ANTHROPIC_COUNT_TOKENS, CHAT, RESPONSES
 from agent_hooks.serve._errors import BadRequest
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES
 from agent_hooks.serve._metrics import CONTENT_TYPE_LATEST, Metrics
@@ -121,6 +121,10 @@ def create_app(settings: ServeSettings) -> Starlette:
         proxy: HooksProxy = request.app.state.proxy
         return await proxy.handle(request, ANTHROPIC)
 
+    async def count_tokens(request: Request) -> Response:
+        proxy: HooksProxy = request.app.state.proxy
+        return await proxy.handle(request, ANTHROPIC_COUNT_TOKENS)
+
     async def models(request: Request) -> Response:
         proxy: HooksProxy = request.app.state.proxy
         return await proxy.models(request)
@@ -141,6 +145,7 @@ def create_app(settings: ServeSettings) -> Starlette:
             ),
             Route("/v1/responses", responses, methods=["POST"]),
             Route("/v1/messages", messages, methods=["POST"]),
+            Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),

@@ -194,6 +194,14 @@ async def _messages(request: Request) -> Response:
     return _events(_named_event(event) for event in events)
 
 
+async def _count_tokens(request: Request) -> Response:
+    """A stand-in count: a token per four bytes of ``messages``, so a count that includes the
+    proxy's pairs is visibly larger than one without."""
+    body = json.loads(await request.body())
+    size = len(json.dumps(body.get("messages", []), ensure_ascii=False).encode())
+    return JSONResponse({"input_tokens": (size + 3) // 4})
+
+
 MODELS = {
     "object": "list",
     "data": [{"id": "echo", "object": "model", "created": 0, "owned_by": "agent-hooks"}],
@@ -236,6 +244,7 @@ def echo_app() -> Starlette:
             Route("/v1/chat/completions", _chat_completions, methods=["POST"]),
             Route("/v1/responses", _responses, methods=["POST"]),
             Route("/v1/messages", _messages, methods=["POST"]),
+            Route("/v1/messages/count_tokens", _count_tokens, methods=["POST"]),
             Route("/v1/models", _models, methods=["GET"]),
         ]
     )

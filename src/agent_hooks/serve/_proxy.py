@@ -21,21 +21,15 @@ from starlette.responses import JSONResponse, Response
 
 from agent_hooks import HookEvent, HookFailedError, HookRunner, HookRunRecord
 from agent_hooks.messages import Message
-from agent_hooks.serve._conversation import (
-    CONVERSATION_HEADER,
-    conversation_id,
-    reapply_pairs,
-    synthetic_pairs,
-)
 from agent_hooks.serve._dialects import (
     ANTHROPIC,
+    ANTHROPIC_COUNT_TOKENS,
     CHAT,
     RELAYED_MESSAGES,
     Answer,
     Dialect,
     ParsedRequest,
     RenderContext,
-    synthetic_call_id,
 )
 from agent_hooks.serve._errors import ProxyError
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES, check_conversation_header, read_body
@@ -46,11 +40,21 @@ from agent_hooks.serve._relay import (
     log_client_gone,
     unless_client_leaves,
 )
-from agent_hooks.serve._tenancy import remove_client_pairs, tenant_of
+from agent_hooks.serve._tenancy import tenant_of
 from agent_hooks.serve._tools import ToolCatalog
 from agent_hooks.serve._transport import UpstreamAnswer
 from agent_hooks.serve._upstream import UpstreamClient, passthrough_headers
 from agent_hooks.state import ConversationStore
+from agent_hooks.state._conversation import (
+    Conversation,
+    ConversationSource,
+    StoredPair,
+    collect_pairs,
+    conversation_key,
+    conversation_source,
+    reapply,
+    without_client_pairs,
+)
 
 __all__ = ["CLIENT_CLOSED_REQUEST", "HookFailed", "HooksProxy", "error_response"]
 
@@ -110,6 +114,13 @@ class HooksProxy:
         self._has_start_hooks = runner is not None and any(
             hook.event is HookEvent.ON_REQUEST_START for hook in runner.hooks
         )
+        self._hook_prefixes: frozenset[str] | None = None
+        """The identities (``ah_{i8}_``) of the request-start hooks: a stored pair of no
+        current hook is not re-applied; ``None`` while hooks are off (none is)."""
+        if runner is not None:
+            self._hook_prefixes = frozenset(
+                hook.prefix for hook in runner.hooks if hook.event is HookEvent.ON_REQUEST_START
+            )
         self._tenant_header = tenant_header
         self._max_body_bytes = max_body_bytes
         self._metrics = metrics or Metrics()
@@ -132,46 +143,76 @@ class HooksProxy:
         tenant = tenant_of(request.headers, tenant_header=self._tenant_header)
         raw = await read_body(request, limit=self._max_body_bytes)
         parsed = dialect.parse(raw, deployment=deployment)
-        messages, forged = remove_client_pairs(parsed.history)
+        messages, forged = without_client_pairs(parsed.history)
         if forged:
             logger.warning("removed %d synthetic pair(s) sent by the client", forged)
-        owned: str | None = None  # nobody's conversation without a tenant: no stored state
+        item_of = _items_of(messages, parsed)
+        owned: Conversation | None = None  # nobody's conversation without a tenant: no state
         if tenant is not None:
-            owned = await self._conversation(request.headers, parsed, messages, tenant)
+            owned = await self._conversation(request.headers, parsed, tenant)
         context = _hook_context(parsed, owned)
-        stored = await self._store.load(owned, tenant=tenant) if owned else []
-        hooks_input = reapply_pairs(messages, stored, before=parsed.held)
-        history, records = await self._run_hooks(request, hooks_input, parsed, context)
+        stored = await self._store.load_entries(owned.key, tenant=tenant) if owned else []
+        reapplied = reapply(
+            messages,
+            stored,
+            items=parsed.items,
+            item_of=item_of,
+            hook_prefixes=self._hook_prefixes,
+            held=parsed.held,
+            build=_same,
+        )
+        if reapplied.anchor_changed or reapplied.hook_gone:
+            logger.info(
+                "stored pairs dropped: %d whose client message changed, %d of no current hook",
+                reapplied.anchor_changed,
+                reapplied.hook_gone,
+            )
+        hooks_input = reapplied.history
+        history: list[dict[str, Any]] = hooks_input
+        records: list[HookRunRecord] = []
+        if not dialect.counts_tokens:
+            history, records = await self._run_hooks(request, hooks_input, parsed, context)
         untouched = _same_objects(history, hooks_input)  # the hooks added or dropped nothing
+        if untouched and (parsed.held or all(e.anchor is not None for e in reapplied.kept)):
+            pairs = reapplied.kept  # the history's pairs are the stored ones re-applied
+        else:
+            pairs = collect_pairs(
+                history,
+                item_by_message={id(m): item for m, item in zip(messages, item_of, strict=True)},
+                items=parsed.items,
+                reapplied=reapplied.kept,
+                held=parsed.held,
+                text_from=_text_from(parsed),
+                to_dict=_same,
+            )
         as_sent = untouched and _as_sent(raw, parsed, hooks_input)
         if as_sent:
             forwarded = raw  # nothing to write: the client's own bytes go, not a re-dump
         else:
-            render_context = await self._render_context(parsed, history, stored, records)
+            render_context = await self._render_context(parsed, pairs, reapplied.kept, records)
             forwarded = parsed.render(history, render_context)
 
         async def commit(response_id: str | None) -> None:
             """Save the turn's pairs once the client has the whole answer. A Responses answer
             also records which conversation its id belongs to (a first turn with none starts its
             own, named by that id), so a follow-up naming it finds the pairs."""
-            if tenant is None:
+            if tenant is None or dialect.counts_tokens:
                 return
-            conversation = owned
-            if response_id is not None:
-                conversation = conversation or f"response:{response_id}"
-            # Untouched, the history's pairs are the stored ones the proxy re-applied (the
-            # client's were removed first): no need to look for them.
-            pairs = stored if untouched else synthetic_pairs(history)
-            if conversation and (pairs or stored or response_id is not None):
+            key = owned.key if owned is not None else None
+            if response_id is not None and key is None:
+                key = conversation_key(ConversationSource("response", response_id), None)
+            if key and (pairs or stored or response_id is not None):
                 await self._store.save(
-                    conversation,
+                    key,
                     pairs,
                     tenant=tenant,
                     response_id=response_id,
-                    as_loaded=conversation == owned and pairs == stored,
+                    as_loaded=owned is not None and key == owned.key and pairs == stored,
                 )
 
-        upstream = self._anthropic_upstream if dialect is ANTHROPIC else self._upstream
+        upstream = self._upstream
+        if dialect in (ANTHROPIC, ANTHROPIC_COUNT_TOKENS):
+            upstream = self._anthropic_upstream
         answer = await unless_client_leaves(
             request.receive,
             upstream.send(dialect.upstream_path, forwarded, request.headers, dialect.credentials),
@@ -183,7 +224,7 @@ class HooksProxy:
         # An error is read whole, streamed or not, so the client gets it scrubbed (SPEC 12.1).
         content = await unless_client_leaves(request.receive, upstream.read(answer))
         task = None
-        if answer.is_success:
+        if answer.is_success and not dialect.counts_tokens:
             read = self._has_completion_hooks or parsed.names_answers  # parse only when needed
             final = dialect.answer_from_json(content) if read else Answer(None)
             await commit(final.response_id)
@@ -217,45 +258,56 @@ class HooksProxy:
         )
 
     async def _conversation(
-        self,
-        headers: Mapping[str, str],
-        parsed: ParsedRequest,
-        messages: Sequence[Mapping[str, Any]],
-        tenant: str,
-    ) -> str | None:
-        """SPEC 12 and 13: the header, the conversation the body names (Responses: its
-        ``conversation``, or the one recorded for its ``previous_response_id``), the user."""
-        named = parsed.named_conversation
+        self, headers: Mapping[str, str], parsed: ParsedRequest, tenant: str
+    ) -> Conversation | None:
+        """SPEC 15: which conversation the request belongs to, and the key of its state.
+
+        A Responses request that continues an answer the proxy relayed belongs to that answer's
+        conversation, whatever else it names: the store recorded the key when it relayed it.
+        """
         previous = parsed.previous_response_id
-        if named is None and previous is not None and CONVERSATION_HEADER not in headers:
-            named = await self._store.linked(previous, tenant=tenant)
-        return conversation_id(headers, parsed.user, messages, named=named)
+        if previous is not None:
+            linked = await self._store.linked(previous, tenant=tenant)
+            if linked is not None:
+                return Conversation(linked, linked)
+        source = conversation_source(
+            headers, named=parsed.named_conversation, end_user=parsed.end_user
+        )
+        if source is None:
+            return None
+        first_user = None if parsed.held else parsed.first_user_item
+        key = conversation_key(source, first_user)
+        return Conversation(key, source.value if source.kind != "user" else key)
 
     async def _render_context(
         self,
         parsed: ParsedRequest,
-        history: list[dict[str, Any]],
-        stored: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+        pairs: Sequence[StoredPair],
+        reapplied: Sequence[StoredPair],
         records: Sequence[HookRunRecord],
     ) -> RenderContext:
-        """Which pairs the upstream already holds, and the definitions of the pairs' tools."""
+        """Which pairs the upstream already holds, which go in text form, and the definitions
+        of the tools of the pairs forwarded as tool calls."""
         unsent: frozenset[str] = frozenset()
         if parsed.held:
             unsent = frozenset(
                 {
-                    *(tool["tool_call_id"] for _, tool in stored),
+                    *(entry.call_id for entry in reapplied),
                     *(r.call_id for r in records if r.outcome == "replaced" and r.call_id),
                 }
             )
+        text_form = frozenset(entry.call_id for entry in pairs if entry.form == "text")
         tools = {}
         if parsed.needs_tool_definitions():
-            names = [
-                message["tool_calls"][0]["function"]["name"]
-                for message in history
-                if message.get("role") == "assistant" and synthetic_call_id(message)
-            ]
+            names = sorted(
+                {
+                    entry.assistant["tool_calls"][0]["function"]["name"]
+                    for entry in pairs
+                    if entry.form == "pair"
+                }
+            )
             tools = await self._tools.definitions(names) if names else {}
-        return RenderContext(unsent=unsent, tools=tools)
+        return RenderContext(unsent=unsent, tools=tools, text_form=text_form)
 
     async def _run_hooks(
         self,
@@ -358,13 +410,43 @@ def _as_sent(raw: bytes, parsed: ParsedRequest, history: Sequence[Mapping[str, A
     )
 
 
+def _same(message: dict[str, Any]) -> dict[str, Any]:
+    """Stored pairs go into the history as the very dicts the store decoded."""
+    return message
+
+
+def _items_of(messages: Sequence[Any], parsed: ParsedRequest) -> list[int]:
+    """The client item of each message left once the client's pairs are removed (a message
+    rebuilt without a forged call belongs to the item of the message before it)."""
+    item_by_id = {id(m): item for m, item in zip(parsed.history, parsed.item_of, strict=True)}
+    items: list[int] = []
+    last = 0
+    for message in messages:
+        last = item_by_id.get(id(message), last)
+        items.append(last)
+    return items
+
+
+def _text_from(parsed: ParsedRequest) -> int | None:
+    """With thinking on, the first item of the current tool cycle: pairs anchored there or
+    later are forwarded in text form (SPEC 15)."""
+    if not parsed.thinking:
+        return None
+    start = parsed.cycle_start
+    return -1 if start is None else start
+
+
 def _same_objects(these: Sequence[object], those: Sequence[object]) -> bool:
     return len(these) == len(those) and all(map(operator.is_, these, those))
 
 
-def _hook_context(parsed: ParsedRequest, conversation: str | None) -> dict[str, str]:
+def _hook_context(parsed: ParsedRequest, conversation: Conversation | None) -> dict[str, str]:
     """The hooks' ``request``: conversation id, user and model, absent ones left out."""
-    context = {"conversation_id": conversation, "user": parsed.user, "model": parsed.model}
+    context = {
+        "conversation_id": conversation.name if conversation is not None else None,
+        "user": parsed.user,
+        "model": parsed.model,
+    }
     return {key: value for key, value in context.items() if value is not None}
 
 

@@ -16,10 +16,12 @@ back, so TTLs and dedupe work across turns. ``serve`` and the framework adapters
 - ``tenant`` is who owns the conversation (SPEC 12.1): a caller credential or a gateway's user
   header, passed in clear and stored only as its SHA-256; ``None`` where the framework has no
   caller credential. Two tenants never see each other's pairs under one conversation id.
-- ``save`` keeps synthetic pairs only (ids of SPEC 4), the latest per identity (``ah_{i8}_``: one
-  tool with one set of arguments), at most 64 (the oldest dropped), and restarts the
-  conversation's seven-day expiry. Callers pass the pairs the hooks produced or re-applied, never
-  pairs a client sent.
+- ``save`` keeps synthetic pairs only (ids of SPEC 4), every pair forwarded in order, each call
+  id once, at most 256 (the oldest dropped), and restarts the conversation's seven-day expiry.
+  Callers pass the pairs the hooks produced or re-applied, never pairs a client sent; ``serve``
+  and the adapters pass :class:`~agent_hooks.state._conversation.StoredPair` entries, which also
+  say after which client message each pair was forwarded and in which form (SPEC 15), and read
+  them back with ``load_entries``.
 - Nothing here fails the caller: every call answers within 2 seconds; a store that is down,
   blackholed, deleted or unwritable costs the state (``load`` gives ``[]``, ``save`` does nothing)
   with one ERROR line per call on the ``agent_hooks.state`` logger. Only a use after ``aclose``

@@ -2,7 +2,7 @@
 
 A backend only reads and writes one text value per key (:meth:`ConversationStore._read`,
 :meth:`ConversationStore._write`). Everything callers rely on lives here, once: the tenant is
-hashed into the key, only the latest pair per identity and at most :data:`MAX_PAIRS` are kept,
+hashed into the key, each pair once and at most :data:`MAX_PAIRS` are kept,
 every call is bounded by :data:`CALL_TIMEOUT_SECONDS`, and a failure costs the caller its state
 (one ERROR line), never its request, and a save that would write what the store already holds
 (the same pairs, written or read less than :data:`REFRESH_AFTER_SECONDS` into their expiry) is
@@ -22,7 +22,8 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
 from agent_hooks._scrub import scrub
-from agent_hooks.injection._ids import parse_call_id
+from agent_hooks.injection._ids import is_synthetic_call_id
+from agent_hooks.state._conversation import MAX_STORED_PAIRS, StoredPair, digest
 
 __all__ = [
     "CALL_TIMEOUT_SECONDS",
@@ -46,8 +47,8 @@ STATE_TTL_SECONDS = 7 * 24 * 60 * 60
 CALL_TIMEOUT_SECONDS = 2.0
 """Longest any store call may hold its caller (SPEC 12.1): then the caller goes on without state."""
 
-MAX_PAIRS = 64
-"""Pairs kept per conversation; the oldest go first (SPEC 12.1)."""
+MAX_PAIRS = MAX_STORED_PAIRS
+"""Pairs kept per conversation; the oldest go first (SPEC 15)."""
 
 PAUSE_SECONDS = 2.0
 """How long a backend that failed is left alone before it is asked again."""
@@ -87,22 +88,21 @@ def _link_key(tenant: str | None, response_id: str) -> str:
     """Where :meth:`ConversationStore.save` records a response's conversation: the owner part of
     :func:`state_key`, then ``/`` where a conversation key has ``:``, so no key is both."""
     owner = state_key(tenant, "").removesuffix(":")
-    return f"{owner}/{response_id}"
+    return f"{owner}/{digest(response_id)}"
 
 
-def retained_pairs(pairs: Sequence[Pair]) -> list[Pair]:
-    """What a save keeps: synthetic pairs only, the latest per identity, the newest 64, in order.
-
-    The identity of a pair is its id's ``ah_{i8}_`` start (SPEC 4): one tool with one set of
-    arguments. ``always`` hooks and changed content would otherwise grow a conversation forever.
-    """
-    latest: dict[str, int] = {}
-    for index, (assistant, _) in enumerate(pairs):
-        parsed = parse_call_id(single_call_id(assistant))
-        if parsed is not None:
-            latest[parsed.prefix] = index
-    kept = sorted(latest.values())[-MAX_PAIRS:]
-    return [pairs[index] for index in kept]
+def retained_pairs(pairs: Sequence[Pair | StoredPair]) -> list[StoredPair]:
+    """What a save keeps: synthetic pairs only, each call id once, the newest
+    :data:`MAX_STORED_PAIRS`, in order (SPEC 15: every pair forwarded, not only the latest of a
+    hook, so each goes back where it was)."""
+    kept: dict[str, StoredPair] = {}
+    for pair in pairs:
+        entry = pair if isinstance(pair, StoredPair) else StoredPair(*pair)
+        call_id = single_call_id(entry.assistant)
+        if call_id is not None and is_synthetic_call_id(call_id):
+            kept.pop(call_id, None)
+            kept[call_id] = entry
+    return list(kept.values())[-MAX_STORED_PAIRS:]
 
 
 class ConversationStore(ABC):
@@ -139,6 +139,10 @@ class ConversationStore(ABC):
 
     async def load(self, conversation_id: str, *, tenant: str | None) -> list[Pair]:
         """The stored pairs of ``tenant``'s conversation, oldest first; ``[]`` on any failure."""
+        return [entry.pair for entry in await self.load_entries(conversation_id, tenant=tenant)]
+
+    async def load_entries(self, conversation_id: str, *, tenant: str | None) -> list[StoredPair]:
+        """:meth:`load` with where and how each pair was forwarded (SPEC 15)."""
         self._check_open()
         key = state_key(tenant, conversation_id)
         # What was held stays held while the read is under way: requests of one conversation
@@ -160,7 +164,7 @@ class ConversationStore(ABC):
     async def save(
         self,
         conversation_id: str,
-        pairs: Sequence[Pair],
+        pairs: Sequence[Pair | StoredPair],
         *,
         tenant: str | None,
         response_id: str | None = None,
@@ -290,21 +294,50 @@ def _digest(text: str | bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def _encode(pairs: list[Pair]) -> str:
-    return json.dumps([list(pair) for pair in pairs], ensure_ascii=False, separators=(",", ":"))
+def _encode(entries: list[StoredPair]) -> str:
+    """One JSON object per pair: ``p`` the pair, ``a`` its anchor, ``h`` the anchor's digest,
+    ``f`` its form (``a``, ``h`` and ``f`` left out when unknown or ``pair``)."""
+    records = []
+    for entry in entries:
+        record: dict[str, Any] = {"p": list(entry.pair)}
+        if entry.anchor is not None:
+            record["a"] = entry.anchor
+        if entry.anchor_digest is not None:
+            record["h"] = entry.anchor_digest
+        if entry.form != "pair":
+            record["f"] = entry.form
+        records.append(record)
+    return json.dumps(records, ensure_ascii=False, separators=(",", ":"))
 
 
-def _decode(text: str | bytes) -> list[Pair]:
-    """The pairs :func:`_encode` wrote.
+def _decode(text: str | bytes) -> list[StoredPair]:
+    """The pairs :func:`_encode` wrote, or the bare ``[assistant, tool]`` lists stored before
+    anchors existed (re-applied after the first user message, then anchored on the next save).
 
     Raises:
         StateError: the entry is not what we write (another program wrote that key).
     """
     try:
         data = json.loads(text)
-        return [(dict(assistant), dict(tool)) for assistant, tool in data]
-    except (ValueError, TypeError) as exc:
+        return [_entry(record) for record in data]
+    except (ValueError, TypeError, KeyError) as exc:
         raise StateError(f"a stored conversation is unreadable ({type(exc).__name__})") from exc
+
+
+def _entry(record: Any) -> StoredPair:
+    if isinstance(record, list):
+        assistant, tool = record
+        return StoredPair(dict(assistant), dict(tool))
+    assistant, tool = record["p"]
+    anchor, anchor_digest = record.get("a"), record.get("h")
+    if not (anchor is None or type(anchor) is int) or not (
+        anchor_digest is None or isinstance(anchor_digest, str)
+    ):
+        raise TypeError("a stored anchor is not an index and a digest")
+    text = record.get("f") == "text"
+    return StoredPair(
+        dict(assistant), dict(tool), anchor, anchor_digest, "text" if text else "pair"
+    )
 
 
 def single_call_id(message: Mapping[str, Any]) -> str | None:

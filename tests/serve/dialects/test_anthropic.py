@@ -17,7 +17,7 @@ from agent_hooks.serve._dialects import (
     synthetic_call_id,
 )
 from agent_hooks.testing import run_manifest
-from tests.serve.test_conversation import pair
+from tests._support import pair
 
 IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}}
 THINKING = {"type": "thinking", "thinking": "hmm", "signature": "sig"}

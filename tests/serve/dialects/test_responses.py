@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agent_hooks.serve._dialects import RESPONSES, InvalidRequest, RenderContext
 from agent_hooks.testing import run_manifest
-from tests.serve.test_conversation import pair
+from tests._support import pair
 
 USER_ITEM = {"role": "user", "content": [{"type": "input_text", "text": "What now?"}]}
 REASONING = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "x=="}

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_hooks.serve._dialects._base import Entry, SSELines, align, splice
-from tests.serve.test_conversation import USER, pair
+from tests._support import USER, pair
 
 ASSISTANT = {"role": "assistant", "content": "hi"}
 

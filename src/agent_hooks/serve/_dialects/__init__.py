@@ -4,7 +4,7 @@ One module per dialect; what they share (the request, answer and error contract,
 that writes pairs back without touching anything else) is in ``_base``.
 """
 
-from agent_hooks.serve._dialects._anthropic import ANTHROPIC
+from agent_hooks.serve._dialects._anthropic import ANTHROPIC, ANTHROPIC_COUNT_TOKENS
 from agent_hooks.serve._dialects._base import (
     OPENAI_CREDENTIALS,
     RELAYED_MESSAGES,
@@ -23,6 +23,7 @@ from agent_hooks.serve._dialects._responses import RESPONSES, ResponsesRequest
 
 __all__ = [
     "ANTHROPIC",
+    "ANTHROPIC_COUNT_TOKENS",
     "CHAT",
     "OPENAI_CREDENTIALS",
     "RELAYED_MESSAGES",

@@ -33,7 +33,7 @@ from agent_hooks.serve._dialects._base import (
 )
 from agent_hooks.serve._dialects._chat import json_object, message_list
 
-__all__ = ["ANTHROPIC", "AnthropicRequest", "anthropic_error_type"]
+__all__ = ["ANTHROPIC", "ANTHROPIC_COUNT_TOKENS", "AnthropicRequest", "anthropic_error_type"]
 
 _CREDENTIALS = Credentials(
     "x-api-key",
@@ -74,6 +74,10 @@ class AnthropicRequest(ParsedRequest):
         metadata = self.body.get("metadata")
         user = metadata.get("user_id") if isinstance(metadata, Mapping) else None
         return user if isinstance(user, str) and user else None
+
+    @property
+    def end_user(self) -> str | None:
+        return self.user
 
     def needs_tool_definitions(self) -> bool:
         return not self.body.get("tools")
@@ -203,9 +207,12 @@ def _named_call(block: Mapping[str, Any]) -> bool:
 
 
 class _AnthropicDialect:
-    name = "anthropic"
     credentials = _CREDENTIALS
-    upstream_path = "/v1/messages"
+
+    def __init__(self, name: str, upstream_path: str, *, counts_tokens: bool = False) -> None:
+        self.name = name
+        self.upstream_path = upstream_path
+        self.counts_tokens = counts_tokens
 
     def parse(self, raw: bytes, *, deployment: str | None = None) -> AnthropicRequest:
         """Read a body.
@@ -323,4 +330,11 @@ class StreamedMessage:
             self.failed = True
 
 
-ANTHROPIC = _AnthropicDialect()
+ANTHROPIC = _AnthropicDialect("anthropic", "/v1/messages")
+
+ANTHROPIC_COUNT_TOKENS = _AnthropicDialect(
+    "count_tokens", "/v1/messages/count_tokens", counts_tokens=True
+)
+"""``POST /v1/messages/count_tokens``: a Messages body whose count includes the pairs the
+upstream would see (SPEC 15): the stored pairs go back in place, but no hook runs (a count must
+not call tools) and nothing is stored."""

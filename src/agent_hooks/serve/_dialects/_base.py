@@ -123,6 +123,8 @@ class RenderContext:
 
     unsent: frozenset[str] = frozenset()
     tools: Mapping[str, ToolDefinition] = field(default_factory=dict)
+    text_form: frozenset[str] = frozenset()
+    """Call ids of pairs forwarded in text form (Anthropic thinking, SPEC 15)."""
 
 
 class ParsedRequest(abc.ABC):
@@ -150,6 +152,54 @@ class ParsedRequest(abc.ABC):
     @abc.abstractmethod
     def user(self) -> str | None:
         """Who the client says the end user is (the conversation fallback of SPEC 12)."""
+
+    @property
+    def end_user(self) -> str | None:
+        """The end-user field that names a conversation when nothing else does (SPEC 15):
+        OpenAI's ``user``, ``safety_identifier``, ``prompt_cache_key``."""
+        for name in ("user", "safety_identifier", "prompt_cache_key"):
+            value = self.body.get(name)
+            if isinstance(value, str) and value:
+                return value
+        return None
+
+    @property
+    def items(self) -> Sequence[Any]:
+        """The client's own messages (input items), in its format: what stored pairs are
+        anchored to."""
+        messages = self.body.get("messages")
+        return messages if isinstance(messages, list) else []
+
+    @property
+    def item_of(self) -> Sequence[int]:
+        """For each ``history`` message, the index of the item it was read from."""
+        entries: Sequence[Entry] | None = getattr(self, "entries", None)
+        if entries is None:
+            return range(len(self.history))
+        return [entry.item for entry in entries]
+
+    @property
+    def first_user_item(self) -> Any | None:
+        """The first client item with a user role: part of the conversation's key (SPEC 15)."""
+        return next(
+            (
+                item
+                for item in self.items
+                if isinstance(item, Mapping) and item.get("role") == "user"
+            ),
+            None,
+        )
+
+    @property
+    def thinking(self) -> bool:
+        """Whether the model thinks and wants its signed thinking back in a tool loop
+        (Anthropic); synthetic calls then stay out of the current tool cycle."""
+        return False
+
+    @property
+    def cycle_start(self) -> int | None:
+        """The item after which the current tool cycle starts (Anthropic thinking)."""
+        return None
 
     names_answers = False
     """Whether answers carry an id a later request may name (Responses' response ids)."""
@@ -238,6 +288,9 @@ class Dialect(Protocol):
     """The route's label in logs and metrics: ``chat``, ``responses``, ``anthropic``."""
     upstream_path: str
     credentials: Credentials
+    counts_tokens: bool
+    """A token count (Anthropic's ``count_tokens``): no hook runs, nothing is stored, no
+    answer is read."""
 
     def parse(self, raw: bytes, *, deployment: str | None = None) -> ParsedRequest:
         """Read a body.

@@ -50,6 +50,7 @@ class ChatRequest(ParsedRequest):
 
 class _ChatDialect:
     name = "chat"
+    counts_tokens = False
     credentials = OPENAI_CREDENTIALS
     upstream_path = "/v1/chat/completions"
 

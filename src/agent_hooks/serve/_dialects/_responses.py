@@ -46,7 +46,7 @@ class ResponsesRequest(ParsedRequest):
 
     def __init__(self, body: dict[str, Any], items: list[Any], entries: list[Entry]) -> None:
         self.body = body
-        self.items = items
+        self._items = items
         self.entries = entries
         self.history = [entry.message for entry in entries]
 
@@ -54,6 +54,10 @@ class ResponsesRequest(ParsedRequest):
     def user(self) -> str | None:
         user = self.body.get("user")
         return user if isinstance(user, str) and user else None
+
+    @property
+    def items(self) -> Sequence[Any]:
+        return self._items
 
     @property
     def previous_response_id(self) -> str | None:
@@ -81,14 +85,14 @@ class ResponsesRequest(ParsedRequest):
         """
         after = _forwarded(self.history, history, context) if self.held else list(history)
         items = splice(
-            self.items,
+            self._items,
             self.entries,
             after,
             render=_pair_items,
             without_blocks=lambda item, blocks: item,  # items are never split
         )
         original = self.body.get("input")
-        if isinstance(original, str) and items == self.items:
+        if isinstance(original, str) and items == self._items:
             return _dumps(self.body)
         if "input" not in self.body and not items:
             return _dumps(self.body)
@@ -216,6 +220,7 @@ def _entry(item: Any, index: int) -> Entry | None:
 
 class _ResponsesDialect:
     name = "responses"
+    counts_tokens = False
     credentials = OPENAI_CREDENTIALS
     upstream_path = "/v1/responses"
 

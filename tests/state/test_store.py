@@ -14,8 +14,8 @@ from redis.asyncio import Redis
 
 import agent_hooks.state
 from agent_hooks.state import ConversationStore, open_store
-from agent_hooks.state._sqlite import SqliteStore
 from agent_hooks.state._conversation import BEFORE_ALL, StoredPair
+from agent_hooks.state._sqlite import SqliteStore
 from agent_hooks.state._store import MAX_PAIRS, STATE_TTL_SECONDS, state_key
 from tests._support import pair, synthetic_id
 

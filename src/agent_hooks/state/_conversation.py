@@ -15,6 +15,7 @@ gives, for each history message the client sent, the item it was read from.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -305,19 +306,11 @@ def _insertion_points(
     before its anchor; after the first user message (and the pairs right after it) without one."""
     first_user = next((index for index, message in enumerate(history) if _is_user(message)), None)
     legacy = len(history) if first_user is None else first_user + 1
-    points = []
-    for entry in entries:
-        if entry.anchor is None:
-            points.append(legacy)
-            continue
-        position = 0
-        for index, item in enumerate(item_of):
-            if item <= entry.anchor:
-                position = index + 1
-            else:
-                break
-        points.append(position)
-    return points
+    # item_of never decreases (history messages come in their items' order): a binary search
+    return [
+        legacy if entry.anchor is None else bisect.bisect_right(item_of, entry.anchor)
+        for entry in entries
+    ]
 
 
 def _is_user(message: Any) -> bool:

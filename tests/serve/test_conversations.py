@@ -197,3 +197,98 @@ def test_count_tokens_is_forwarded_with_the_stored_pairs_and_runs_no_hook(
     assert count["body"]["messages"] == first["body"]["messages"]
     assert count["body"]["tools"] == first["body"]["tools"]
     assert tool_hits(rest_server) == 1
+
+
+def _anthropic_turns() -> list[dict[str, Any]]:
+    user = {
+        "role": "user",
+        "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}],
+    }
+    use = {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {}}],
+    }
+    result = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a"}],
+    }
+    moved = {"role": "user", "content": "hi"}  # Claude Code moves its breakpoint: same message
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "done"}]}
+    tools = [{"name": "ls", "input_schema": {"type": "object"}}]
+    return [
+        {"model": "claude-x", "max_tokens": 9, "tools": tools, "messages": [user]},
+        {"model": "claude-x", "max_tokens": 9, "tools": tools, "messages": [moved, use, result]},
+        {
+            "model": "claude-x",
+            "max_tokens": 9,
+            "tools": tools,
+            "messages": [moved, use, result, answer, {"role": "user", "content": "more"}],
+        },
+    ]
+
+
+def _responses_turns() -> list[dict[str, Any]]:
+    dev = {
+        "type": "message",
+        "role": "developer",
+        "content": [{"type": "input_text", "text": "be brief"}],
+    }
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "opaque"}
+    call = {"type": "function_call", "call_id": "call_1", "name": "ls", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "call_1", "output": "a"}
+    answer = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "done"}],
+    }
+    more = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "more"}]}
+    base = {"model": "gpt-x", "store": False, "prompt_cache_key": "k1"}
+    return [
+        {**base, "input": [dev, user]},
+        {**base, "input": [dev, user, reasoning, call, output]},
+        {**base, "input": [dev, user, reasoning, call, output, answer, more]},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "turns", "field"),
+    [
+        ("/v1/messages", _anthropic_turns(), "messages"),
+        ("/v1/responses", _responses_turns(), "input"),
+    ],
+    ids=["anthropic", "responses"],
+)
+def test_every_route_keeps_state_and_the_forwarded_prefix(
+    proxy: Proxy,
+    upstream: RecordingServer,
+    rest_server: RecordingServer,
+    path: str,
+    turns: list[dict[str, Any]],
+    field: str,
+) -> None:
+    headers = {
+        "authorization": f"Bearer {CLIENT_KEY}",
+        "x-api-key": CLIENT_KEY,
+        "anthropic-version": "2023-06-01",
+        "session-id": "codex-or-claude-session",
+    }
+    for body in turns:
+        response = httpx.post(f"{proxy.url}{path}", json=body, headers=headers, timeout=20)
+        assert response.status_code == 200, response.text
+    assert tool_hits(rest_server) == 1
+    requests = [
+        [json.dumps(item, ensure_ascii=False) for item in entry["body"][field]]
+        for entry in upstream.received()
+    ]
+    # a moved cache breakpoint is the client's own change to its message, nothing of ours
+    canonical = [
+        [text.replace(', "cache_control": {"type": "ephemeral"}', "") for text in r]
+        for r in requests
+    ]
+    if path == "/v1/messages":
+        canonical = [
+            [t.replace('[{"type": "text", "text": "hi"}]', '"hi"') for t in r] for r in canonical
+        ]
+    assert_prefix_kept(canonical)
+    assert len(requests[-1]) == len(turns[-1][field]) + 2  # one pair, where it first went

@@ -25,6 +25,7 @@ from agent_hooks import HookEvent, HookRunner, aclose_app
 from agent_hooks.config import ApplicationConfig
 from agent_hooks.serve._dialects import ANTHROPIC, ANTHROPIC_COUNT_TOKENS, CHAT, RESPONSES
 from agent_hooks.serve._errors import BadRequest
+from agent_hooks.serve._families import FamilyRule
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES
 from agent_hooks.serve._metrics import CONTENT_TYPE_LATEST, Metrics
 from agent_hooks.serve._proxy import HooksProxy, error_response
@@ -61,6 +62,9 @@ class ServeSettings:
     """Served at ``GET /metrics``; the store's ``on_error`` counts into it too."""
     anthropic_upstream: str | None = None
     """``--anthropic-upstream``: where ``/v1/messages`` goes; ``upstream`` when not given."""
+    model_families: tuple[FamilyRule, ...] = ()
+    """``--model-family`` rules, tried in order before the built-in ones (SPEC 15). Without an
+    upstream (the echo model) no family applies: the echo lists pairs by their own ids."""
 
 
 def create_app(settings: ServeSettings) -> Starlette:
@@ -101,6 +105,7 @@ def create_app(settings: ServeSettings) -> Starlette:
                     if settings.anthropic_upstream
                     else None
                 ),
+                model_families=settings.model_families if settings.upstream else None,
             )
             logger.info(
                 "ready upstream=%s state=%s",

@@ -23,6 +23,7 @@ from types import FrameType
 from typing import Any
 
 from agent_hooks._scrub import install_scrubbing, scrub, scrub_http_library_logs
+from agent_hooks.serve._families import FamilyRule
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES
 
 __all__ = ["UPSTREAM_API_KEY_ENV", "add_serve_parser", "run_serve"]
@@ -95,6 +96,16 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ign
         help="answer 503 beyond this many connections at once (default 1000)",
     )
     serve.add_argument(
+        "--model-family",
+        action="append",
+        default=[],
+        type=_family_rule,
+        metavar="GLOB=FAMILY",
+        help="model names matching GLOB (fnmatch, case-insensitive, the name after its last /)"
+        " follow FAMILY's rules for synthetic pairs: anthropic, gemini, mistral or openai;"
+        " repeatable, first match wins, before the built-in claude*, gemini*, mistral*... rules",
+    )
+    serve.add_argument(
         "--shutdown-timeout",
         type=_positive_seconds,
         default=30.0,
@@ -148,6 +159,7 @@ def run_serve(args: argparse.Namespace) -> int:
         hooks=hooks,
         metrics=metrics,
         anthropic_upstream=args.anthropic_upstream,
+        model_families=tuple(args.model_family),
     )
     try:
         listening = _listen(args.host, args.port)
@@ -240,6 +252,13 @@ def _header_name(text: str) -> str:
     if not name or not all(c.isascii() and (c.isalnum() or c in "-_") for c in name):
         raise argparse.ArgumentTypeError(f"not a header name: {text!r}")
     return name
+
+
+def _family_rule(text: str) -> FamilyRule:
+    try:
+        return FamilyRule.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _positive_int(text: str) -> int:

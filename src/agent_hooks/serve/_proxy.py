@@ -32,6 +32,7 @@ from agent_hooks.serve._dialects import (
     RenderContext,
 )
 from agent_hooks.serve._errors import ProxyError
+from agent_hooks.serve._families import FamilyRule, model_family
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES, check_conversation_header, read_body
 from agent_hooks.serve._metrics import Metrics
 from agent_hooks.serve._relay import (
@@ -89,7 +90,9 @@ class HooksProxy:
 
     ``runner`` is ``None`` when preview features are off: requests are forwarded without hooks.
     ``anthropic_upstream`` answers the Anthropic route (``--anthropic-upstream``); by default the
-    same upstream answers every route.
+    same upstream answers every route. ``model_families`` are the ``--model-family`` rules, tried
+    before the built-in ones (SPEC 15); ``None`` forwards every pair as the hooks wrote it (the
+    echo model, which lists pairs by their ``ah_`` ids, is no provider).
     """
 
     def __init__(
@@ -104,6 +107,7 @@ class HooksProxy:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         metrics: Metrics | None = None,
         anthropic_upstream: UpstreamClient | None = None,
+        model_families: Sequence[FamilyRule] | None = (),
     ) -> None:
         self._runner = runner
         self._store = store
@@ -124,6 +128,7 @@ class HooksProxy:
         self._tenant_header = tenant_header
         self._max_body_bytes = max_body_bytes
         self._metrics = metrics or Metrics()
+        self._model_families = model_families
 
     async def handle(
         self, request: Request, dialect: Dialect, *, deployment: str | None = None
@@ -286,8 +291,9 @@ class HooksProxy:
         reapplied: Sequence[StoredPair],
         records: Sequence[HookRunRecord],
     ) -> RenderContext:
-        """Which pairs the upstream already holds, which go in text form, and the definitions
-        of the tools of the pairs forwarded as tool calls."""
+        """Which pairs the upstream already holds, which go in text form, the definitions
+        of the tools of the pairs forwarded as tool calls, and the model family whose rules the
+        pairs follow."""
         unsent: frozenset[str] = frozenset()
         if parsed.held:
             unsent = frozenset(
@@ -307,7 +313,9 @@ class HooksProxy:
                 }
             )
             tools = await self._tools.definitions(names) if names else {}
-        return RenderContext(unsent=unsent, tools=tools, text_form=text_form)
+        rules = self._model_families
+        family = model_family(parsed.model, rules) if rules is not None else "openai"
+        return RenderContext(unsent=unsent, tools=tools, text_form=text_form, family=family)
 
     async def _run_hooks(
         self,

@@ -27,6 +27,7 @@ from agent_hooks.serve._dialects._base import (
     ParsedRequest,
     RenderContext,
     SSELines,
+    as_forwarded,
     forged_half,
     splice,
     synthetic_call_id,
@@ -89,7 +90,7 @@ class AnthropicRequest(ParsedRequest):
             self.body["messages"],
             self.entries,
             history,
-            render=_pair_messages,
+            render=lambda added: _pair_messages(as_forwarded(added, context.family)),
             without_blocks=_without_blocks,
         )
         body = {**self.body, "messages": messages}
@@ -116,7 +117,7 @@ def _definition(name: str, context: RenderContext) -> dict[str, Any]:
     return definition
 
 
-def _pair_messages(messages: list[Mapping[str, Any]]) -> list[Any]:
+def _pair_messages(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
     """Added messages (synthetic pairs) as ``tool_use`` and ``tool_result`` messages."""
     rendered: list[Any] = []
     for message in messages:

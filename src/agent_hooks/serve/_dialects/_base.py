@@ -25,6 +25,7 @@ from pydantic_core import SchemaValidator, core_schema
 from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.messages import Message
 from agent_hooks.serve._errors import BadRequest
+from agent_hooks.serve._families import Family, for_family
 
 __all__ = [
     "OPENAI_CREDENTIALS",
@@ -40,6 +41,7 @@ __all__ = [
     "SSELines",
     "ToolDefinition",
     "align",
+    "as_forwarded",
     "forged_half",
     "splice",
     "synthetic_call_id",
@@ -118,13 +120,15 @@ class RenderContext:
 
     ``unsent`` holds call ids the upstream already holds (Responses with upstream-held context:
     stored pairs and pairs replaced in place), which are not forwarded again; ``tools`` the
-    definitions of the tools of the pairs, for dialects that must declare them.
+    definitions of the tools of the pairs, for dialects that must declare them; ``family`` the
+    model family whose rules the forwarded pairs follow (:func:`as_forwarded`, SPEC 15).
     """
 
     unsent: frozenset[str] = frozenset()
     tools: Mapping[str, ToolDefinition] = field(default_factory=dict)
     text_form: frozenset[str] = frozenset()
     """Call ids of pairs forwarded in text form (Anthropic thinking, SPEC 15)."""
+    family: Family = "openai"
 
 
 class ParsedRequest(abc.ABC):
@@ -353,6 +357,21 @@ def synthetic_call_id(message: Mapping[str, Any]) -> str | None:
             return None
         call_id = calls[0].get("id")
     return call_id if isinstance(call_id, str) and is_synthetic_call_id(call_id) else None
+
+
+def as_forwarded(
+    messages: Sequence[Mapping[str, Any]], family: Family
+) -> Sequence[Mapping[str, Any]]:
+    """``messages`` with every synthetic half as the model ``family`` must receive it (ids,
+    signatures: :func:`~agent_hooks.serve._families.for_family`); ``messages`` itself when the
+    family changes nothing. Applied only where a dialect renders, after :func:`splice` and
+    :func:`align` matched the pairs by their own ids."""
+    if family in ("openai", "anthropic"):
+        return messages
+    return [
+        for_family(message, family) if synthetic_call_id(message) else message
+        for message in messages
+    ]
 
 
 def forged_half(call_id: Any, *, result: bool) -> dict[str, Any] | None:

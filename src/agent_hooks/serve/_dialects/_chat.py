@@ -22,6 +22,7 @@ from agent_hooks.serve._dialects._base import (
     ParsedRequest,
     RenderContext,
     SSELines,
+    as_forwarded,
 )
 from agent_hooks.serve._limits import check_message_count, load_json
 
@@ -44,8 +45,10 @@ class ChatRequest(ParsedRequest):
         return user if isinstance(user, str) and user else None
 
     def render(self, history: Sequence[Mapping[str, Any]], context: RenderContext) -> bytes:
-        """Every field as it came, ``messages`` replaced by the hooks' history."""
-        return json.dumps({**self.body, "messages": list(history)}, ensure_ascii=False).encode()
+        """Every field as it came, ``messages`` replaced by the hooks' history (its pairs as
+        the model family takes them)."""
+        messages = list(as_forwarded(history, context.family))
+        return json.dumps({**self.body, "messages": messages}, ensure_ascii=False).encode()
 
 
 class _ChatDialect:

@@ -29,6 +29,7 @@ from agent_hooks.serve._dialects._base import (
     RenderContext,
     SSELines,
     align,
+    as_forwarded,
     forged_half,
     splice,
     synthetic_call_id,
@@ -88,7 +89,7 @@ class ResponsesRequest(ParsedRequest):
             self._items,
             self.entries,
             after,
-            render=_pair_items,
+            render=lambda added: _pair_items(as_forwarded(added, context.family)),
             without_blocks=lambda item, blocks: item,  # items are never split
         )
         original = self.body.get("input")
@@ -134,7 +135,7 @@ def _identity(call_id: str) -> str | None:
     return parsed.prefix if parsed is not None else None
 
 
-def _pair_items(messages: list[Mapping[str, Any]]) -> list[Any]:
+def _pair_items(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
     """Added messages (synthetic pairs) as ``function_call`` and ``function_call_output`` items."""
     items: list[Any] = []
     for message in messages:

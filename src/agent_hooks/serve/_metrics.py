@@ -1,8 +1,8 @@
 """``GET /metrics``: the proxy's counters in Prometheus text, through ``prometheus-client``.
 
-The names and labels are SPEC 12.1's, and nothing else: no content, no tenant and no
-conversation id ever becomes a label (a label per user would also grow without bound). Each app
-has its own registry, so two servers in one process (tests) never share counts.
+The names and labels are SPEC 12.1's (and 15's token counter), and nothing else: no content, no
+tenant and no conversation id ever becomes a label (a label per user would also grow without
+bound). Each app has its own registry, so two servers in one process (tests) never share counts.
 """
 
 from __future__ import annotations
@@ -13,12 +13,14 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from agent_hooks import HookRunRecord
+from agent_hooks.serve._dialects import Usage
 
 __all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
 
 
 class Metrics:
-    """The five metrics of SPEC 12.1, in a registry of their own."""
+    """The five metrics of SPEC 12.1 and the upstream's tokens (SPEC 15), in a registry of
+    their own."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
@@ -51,6 +53,14 @@ class Metrics:
             "Conversation store calls that failed or timed out (the request went on without).",
             registry=self.registry,
         )
+        self._upstream_tokens = Counter(
+            "agent_hooks_upstream_tokens_total",
+            "Tokens the upstream's successful answers say they used, by route and kind"
+            " (input, cached_input, cache_write, output).",
+            ["route", "kind"],
+            registry=self.registry,
+        )
+        self._token_series: dict[tuple[str, str], Counter] = {}
         # Each label combination's series, looked up once: prometheus-client's labels() takes a
         # lock and builds a key per call, a few microseconds on every request.
         self._request_series: dict[tuple[str, int], tuple[Counter, Histogram]] = {}
@@ -78,6 +88,19 @@ class Metrics:
                 )
             series[0].inc()
             series[1].observe(record.latency_ms / 1000)
+
+    def upstream_tokens(self, route: str, usage: Usage | None) -> None:
+        """Count one successful answer's usage; nothing when it said nothing readable."""
+        if usage is None:
+            return
+        for kind, tokens in usage.kinds():
+            if tokens:
+                series = self._token_series.get((route, kind))
+                if series is None:
+                    series = self._token_series[route, kind] = self._upstream_tokens.labels(
+                        route, kind
+                    )
+                series.inc(tokens)
 
     def state_error(self) -> None:
         self._state_errors.inc()

@@ -231,8 +231,13 @@ class HooksProxy:
         task = None
         if answer.is_success and not dialect.counts_tokens:
             read = self._has_completion_hooks or parsed.names_answers  # parse only when needed
-            final = dialect.answer_from_json(content) if read else Answer(None)
+            final = (
+                dialect.answer_from_json(content)
+                if read
+                else Answer(None, usage=dialect.usage_from_json(content))
+            )
             await commit(final.response_id)
+            self._metrics.upstream_tokens(dialect.name, final.usage)
             if self._has_completion_hooks and final.message is not None:
                 task = BackgroundTask(self._complete, [*history, final.message], context)
         return Response(
@@ -379,9 +384,10 @@ class HooksProxy:
         streamed = dialect.reader()
 
         async def after() -> None:
-            final = streamed.answer().message if self._has_completion_hooks else None
-            if final is not None:
-                await self._complete([*history, final], context)
+            final = streamed.answer()
+            self._metrics.upstream_tokens(dialect.name, final.usage)
+            if self._has_completion_hooks and final.message is not None:
+                await self._complete([*history, final.message], context)
 
         return StreamRelay(
             answer,

@@ -20,6 +20,7 @@ from agent_hooks.serve._dialects._base import (
 )
 from agent_hooks.serve._dialects._chat import CHAT
 from agent_hooks.serve._dialects._responses import RESPONSES, ResponsesRequest
+from agent_hooks.serve._dialects._usage import Usage
 
 __all__ = [
     "ANTHROPIC",
@@ -37,5 +38,6 @@ __all__ = [
     "RenderContext",
     "ResponsesRequest",
     "ToolDefinition",
+    "Usage",
     "synthetic_call_id",
 ]

@@ -33,6 +33,7 @@ from agent_hooks.serve._dialects._base import (
     synthetic_call_id,
 )
 from agent_hooks.serve._dialects._chat import json_object, message_list
+from agent_hooks.serve._dialects._usage import Usage, anthropic_usage, find_usage
 
 __all__ = ["ANTHROPIC", "ANTHROPIC_COUNT_TOKENS", "AnthropicRequest", "anthropic_error_type"]
 
@@ -249,16 +250,17 @@ class _AnthropicDialect:
         }
 
     def answer_from_json(self, raw: bytes) -> Answer:
-        """The text blocks of the reply; none when it stops for a tool call."""
+        """The text blocks of the reply (none when it stops for a tool call), and the usage."""
         try:
             message = json.loads(raw)
         except ValueError:
             return Answer(None)
-        if not isinstance(message, Mapping) or message.get("stop_reason") == "tool_use":
+        if not isinstance(message, Mapping):
             return Answer(None)
+        usage = anthropic_usage(message.get("usage"))
         content = message.get("content")
-        if not isinstance(content, list):
-            return Answer(None)
+        if message.get("stop_reason") == "tool_use" or not isinstance(content, list):
+            return Answer(None, usage=usage)
         text = "".join(
             block["text"]
             for block in content
@@ -266,7 +268,10 @@ class _AnthropicDialect:
             and block.get("type") == "text"
             and isinstance(block.get("text"), str)
         )
-        return Answer({"role": "assistant", "content": text})
+        return Answer({"role": "assistant", "content": text}, usage=usage)
+
+    def usage_from_json(self, raw: bytes) -> Usage | None:
+        return anthropic_usage(find_usage(raw))
 
     def reader(self) -> StreamedMessage:
         return StreamedMessage()
@@ -282,6 +287,7 @@ class StreamedMessage:
         self._parts: list[str] = []
         self._tool_call = False
         self._stopped = False
+        self._usage: dict[str, Any] = {}
         self.failed = False
         """An ``error`` event went by."""
 
@@ -299,9 +305,10 @@ class StreamedMessage:
         reported an error."""
         for data in self._lines.flush():
             self._event(data)
+        usage = anthropic_usage(self._usage) if self._usage else None
         if self._tool_call or not self._stopped or self.failed:
-            return Answer(None)
-        return Answer({"role": "assistant", "content": "".join(self._parts)})
+            return Answer(None, usage=usage)
+        return Answer({"role": "assistant", "content": "".join(self._parts)}, usage=usage)
 
     def _event(self, data: bytes) -> None:
         try:
@@ -325,10 +332,20 @@ class StreamedMessage:
             delta = event.get("delta")
             if isinstance(delta, dict) and delta.get("stop_reason") == "tool_use":
                 self._tool_call = True
+            self._count(event.get("usage"))
+        elif kind == "message_start":
+            message = event.get("message")
+            self._count(message.get("usage") if isinstance(message, dict) else None)
         elif kind == "message_stop":
             self._stopped = True
         elif kind == "error":
             self.failed = True
+
+    def _count(self, usage: Any) -> None:
+        """``message_start`` has the input's usage, ``message_delta`` cumulative figures: the
+        later value of each figure wins."""
+        if isinstance(usage, dict):
+            self._usage.update((key, value) for key, value in usage.items() if value is not None)
 
 
 ANTHROPIC = _AnthropicDialect("anthropic", "/v1/messages")

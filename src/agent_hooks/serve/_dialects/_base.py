@@ -24,6 +24,7 @@ from pydantic_core import SchemaValidator, core_schema
 
 from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.messages import Message
+from agent_hooks.serve._dialects._usage import Usage
 from agent_hooks.serve._errors import BadRequest
 from agent_hooks.serve._families import Family, for_family
 
@@ -261,10 +262,12 @@ class AnswerReader(Protocol):
 @dataclass(frozen=True)
 class Answer:
     """What the upstream answered: the final assistant message (``None`` when it asks for a tool
-    call or cannot be read) and, for Responses, the response id."""
+    call or cannot be read), for Responses the response id, and the tokens the answer says it
+    used (``None`` when it says nothing readable)."""
 
     message: dict[str, Any] | None
     response_id: str | None = None
+    usage: Usage | None = None
 
 
 @dataclass(frozen=True)
@@ -309,6 +312,9 @@ class Dialect(Protocol):
         """An error in the dialect's own shape."""
 
     def answer_from_json(self, raw: bytes) -> Answer: ...
+
+    def usage_from_json(self, raw: bytes) -> Usage | None:
+        """The usage of a JSON answer, found without parsing the whole body."""
 
     def reader(self) -> AnswerReader: ...
 

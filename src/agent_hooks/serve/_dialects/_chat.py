@@ -24,6 +24,7 @@ from agent_hooks.serve._dialects._base import (
     SSELines,
     as_forwarded,
 )
+from agent_hooks.serve._dialects._usage import Usage, find_usage, openai_usage
 from agent_hooks.serve._limits import check_message_count, load_json
 
 __all__ = ["CHAT", "ChatRequest"]
@@ -87,18 +88,27 @@ class _ChatDialect:
         return openai_error(message, type_=type_, code=code)
 
     def answer_from_json(self, raw: bytes) -> Answer:
-        """The first choice's assistant message; none for a tool call or an unreadable body."""
+        """The first choice's assistant message (none for a tool call or an unreadable body),
+        and the usage."""
         try:
-            message = json.loads(raw)["choices"][0]["message"]
-        except (ValueError, KeyError, IndexError, TypeError):
+            body = json.loads(raw)
+        except ValueError:
             return Answer(None)
+        usage = openai_usage(body.get("usage")) if isinstance(body, dict) else None
+        try:
+            message = body["choices"][0]["message"]
+        except (KeyError, IndexError, TypeError):
+            return Answer(None, usage=usage)
         if (
             not isinstance(message, dict)
             or message.get("tool_calls")
             or message.get("function_call")
         ):
-            return Answer(None)
-        return Answer(message)
+            return Answer(None, usage=usage)
+        return Answer(message, usage=usage)
+
+    def usage_from_json(self, raw: bytes) -> Usage | None:
+        return openai_usage(find_usage(raw))
 
     def reader(self) -> StreamedChat:
         return StreamedChat()
@@ -149,6 +159,7 @@ class StreamedChat:
         self._role = "assistant"
         self._tool_call = False
         self._finished = False
+        self._usage: Any = None
         self.failed = False
         """An ``{"error": ...}`` event went by."""
 
@@ -166,9 +177,10 @@ class StreamedChat:
         complete (no end, or an error event)."""
         for data in self._lines.flush():
             self._event(data)
+        usage = openai_usage(self._usage)
         if self._tool_call or not self.done or self.failed:
-            return Answer(None)
-        return Answer({"role": self._role, "content": "".join(self._parts)})
+            return Answer(None, usage=usage)
+        return Answer({"role": self._role, "content": "".join(self._parts)}, usage=usage)
 
     def _event(self, data: bytes) -> None:
         try:
@@ -176,6 +188,8 @@ class StreamedChat:
             if isinstance(event, dict) and event.get("error") is not None:
                 self.failed = True
                 return
+            if isinstance(event, dict) and event.get("usage") is not None:
+                self._usage = event["usage"]  # the last chunk's (stream_options.include_usage)
             choices = event["choices"]
             choice = next(c for c in choices if isinstance(c, dict) and c.get("index", 0) == 0)
         except (ValueError, KeyError, TypeError, StopIteration):

@@ -35,6 +35,7 @@ from agent_hooks.serve._dialects._base import (
     synthetic_call_id,
 )
 from agent_hooks.serve._dialects._chat import json_object, openai_error
+from agent_hooks.serve._dialects._usage import Usage, find_usage, openai_usage
 from agent_hooks.serve._limits import check_message_count
 
 __all__ = ["RESPONSES", "ResponsesRequest"]
@@ -262,22 +263,27 @@ class _ResponsesDialect:
             return Answer(None)
         return _answer(response)
 
+    def usage_from_json(self, raw: bytes) -> Usage | None:
+        return openai_usage(find_usage(raw))
+
     def reader(self) -> StreamedResponse:
         return StreamedResponse()
 
 
 def _answer(response: Any) -> Answer:
-    """The text of the ``message`` items of ``output`` (none when it holds a function call)."""
+    """The text of the ``message`` items of ``output`` (none when it holds a function call),
+    the response id and the usage."""
     if not isinstance(response, Mapping):
         return Answer(None)
     response_id = response.get("id") if isinstance(response.get("id"), str) else None
+    usage = openai_usage(response.get("usage"))
     output = response.get("output")
     if not isinstance(output, list):
-        return Answer(None, response_id)
+        return Answer(None, response_id, usage)
     items = [item for item in output if isinstance(item, Mapping)]
     messages = [item for item in items if item.get("type") == "message"]
     if not messages or any(item.get("type") == "function_call" for item in items):
-        return Answer(None, response_id)
+        return Answer(None, response_id, usage)
     text = "".join(
         part["text"]
         for item in messages
@@ -286,7 +292,7 @@ def _answer(response: Any) -> Answer:
         and part.get("type") == "output_text"
         and isinstance(part.get("text"), str)
     )
-    return Answer({"role": "assistant", "content": text}, response_id)
+    return Answer({"role": "assistant", "content": text}, response_id, usage)
 
 
 class StreamedResponse:

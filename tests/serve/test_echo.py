@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx
 
 from agent_hooks.serve._echo import MODELS, echo_app, echo_text
 from tests._support import USER, pair
+from tests.serve._proxy import running_proxy
 from tests.serve.dialects.test_responses import pair_items
 
 
@@ -64,3 +66,52 @@ async def test_every_dialect_answers_with_a_fresh_id_and_the_model_list_is_fixed
         "object": "list",
         "data": [{"id": "echo", "object": "model", "created": 0, "owned_by": "agent-hooks"}],
     }
+
+
+async def test_a_streamed_response_announces_its_item_and_part_around_the_deltas() -> None:
+    body = {"model": "m", "input": [USER, *pair_items("clock", "12:00\nnoon")], "stream": True}
+    transport = httpx.ASGITransport(app=echo_app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://echo") as client:
+        streamed = await client.post("/v1/responses", json=body)
+    named = [
+        line.removeprefix("event: ")
+        for line in streamed.text.splitlines()
+        if line.startswith("event: ")
+    ]
+    events = [
+        json.loads(line.removeprefix("data: "))
+        for line in streamed.text.splitlines()
+        if line.startswith("data: ")
+    ]
+    assert named == [event["type"] for event in events]
+    assert named == [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.content_part.added",
+        "response.output_text.delta",
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    assert [event["sequence_number"] for event in events] == list(range(len(events)))
+    response = events[-1]["response"]
+    message = response["output"][0]
+    assert events[0]["response"]["id"] == events[1]["response"]["id"] == response["id"]
+    assert events[2]["item"]["id"] == events[7]["item"]["id"] == message["id"]
+    for event in events[2:8]:
+        assert event["output_index"] == 0
+    for event in events[3:7]:
+        assert (event["item_id"], event["content_index"]) == (message["id"], 0)
+    assert events[4]["delta"] == events[5]["text"] == "clock: 12:00 noon"
+    assert events[6]["part"] == events[7]["item"]["content"][0] == message["content"][0]
+
+
+def test_the_openai_clients_stream_helper_reads_the_echo_response(tmp_path: Path) -> None:
+    with running_proxy({"hooks": []}, tmp_path) as proxy:
+        client = proxy.client()
+        with client.responses.stream(model="echo", input="hi") as stream:
+            deltas = [event.delta for event in stream if event.type == "response.output_text.delta"]
+            final = stream.get_final_response()
+    assert final.output_text == "".join(deltas) == "no synthetic pairs"

@@ -143,19 +143,42 @@ async def _responses(request: Request) -> Response:
     }
     if body.get("stream") is not True:
         return JSONResponse(response)
-    started = {**response, "status": "in_progress", "output": []}
-    at = {"item_id": message_id, "output_index": 0, "content_index": 0}
-    events: list[dict[str, Any]] = [{"type": "response.created", "response": started}]
-    events += [
-        {"type": "response.output_text.delta", **at, "delta": piece} for piece in _pieces(text)
+    return _events(
+        _named_event({**event, "sequence_number": number})
+        for number, event in enumerate(_response_events(response, message, part))
+    )
+
+
+def _response_events(
+    response: Mapping[str, Any], message: Mapping[str, Any], part: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """A one-message response as the Responses API streams it, every event the SDKs' stream
+    helpers (``responses.stream()``) follow: the response, its item and the item's text part
+    each announced before their deltas and closed after them."""
+    text = part["text"]
+    started = {**response, "status": "in_progress", "output": [], "usage": None}
+    at = {"item_id": message["id"], "output_index": 0, "content_index": 0}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": started},
+        {"type": "response.in_progress", "response": started},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**message, "status": "in_progress", "content": []},
+        },
+        {"type": "response.content_part.added", **at, "part": {**part, "text": ""}},
     ]
     events += [
-        {"type": "response.output_text.done", **at, "text": text},
+        {"type": "response.output_text.delta", **at, "delta": piece, "logprobs": []}
+        for piece in _pieces(text)
+    ]
+    events += [
+        {"type": "response.output_text.done", **at, "text": text, "logprobs": []},
+        {"type": "response.content_part.done", **at, "part": part},
+        {"type": "response.output_item.done", "output_index": 0, "item": message},
         {"type": "response.completed", "response": response},
     ]
-    return _events(
-        _named_event({**event, "sequence_number": number}) for number, event in enumerate(events)
-    )
+    return events
 
 
 async def _messages(request: Request) -> Response:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["Usage", "anthropic_usage", "find_usage", "openai_usage"]
 
@@ -28,22 +27,18 @@ _WHITESPACE = b" \t\r\n"
 _DECODER = json.JSONDecoder()
 
 
-@dataclass(frozen=True)
-class Usage:
-    """Token counts of one answer, by kind (the metric's ``kind`` label)."""
+class Usage(NamedTuple):
+    """Token counts of one answer, by kind (the metric's ``kind`` label). A NamedTuple, not a
+    frozen dataclass: one is built per answer, on the request path."""
 
     input: int = 0
     cached_input: int = 0
     cache_write: int = 0
     output: int = 0
 
-    def kinds(self) -> tuple[tuple[str, int], ...]:
-        return (
-            ("input", self.input),
-            ("cached_input", self.cached_input),
-            ("cache_write", self.cache_write),
-            ("output", self.output),
-        )
+    def kinds(self) -> zip[tuple[str, int]]:
+        """``(kind, tokens)`` for each kind."""
+        return zip(self._fields, self, strict=True)
 
 
 def openai_usage(usage: Any) -> Usage | None:

@@ -227,12 +227,18 @@ def test_without_an_upstream_the_echo_model_answers_with_fresh_ids(
             created = client.responses.create(model="m", input=[USER], stream=stream)  # type: ignore[call-overload]
             if stream:
                 events = list(created)
-                assert [e.type for e in events[:2]] == [
+                assert [e.type for e in events[:4]] == [
                     "response.created",
-                    "response.output_text.delta",
+                    "response.in_progress",
+                    "response.output_item.added",
+                    "response.content_part.added",
                 ]
-                assert events[-2].type == "response.output_text.done"
-                assert events[-1].type == "response.completed"
+                assert [e.type for e in events[-4:]] == [
+                    "response.output_text.done",
+                    "response.content_part.done",
+                    "response.output_item.done",
+                    "response.completed",
+                ]
                 response = events[-1].response
                 delta = "".join(e.delta for e in events if e.type == "response.output_text.delta")
                 assert delta == response.output_text

@@ -408,11 +408,12 @@ class StoreFigures:
 
 def _fill(path: Path, rows: int) -> None:
     """``rows`` conversations straight into the file, every other one already expired."""
+    from agent_hooks.state._conversation import StoredPair
     from agent_hooks.state._sqlite import SqliteStore
     from agent_hooks.state._store import _encode as encode_pairs
 
     asyncio.run(_close(SqliteStore(path)))  # creates the file and its schema
-    pair = _stored_pair("x" * 100)
+    pair = StoredPair(*_stored_pair("x" * 100))
     now = time.time()
     with sqlite3.connect(path) as db:
         db.executemany(
@@ -1117,7 +1118,9 @@ def routes_only() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--stub"]:
+    if sys.argv[1:2] in (["--help"], ["-h"]):
+        print(f"usage: {sys.argv[0]} [--routes | --conversation]\n\n{__doc__}")
+    elif sys.argv[1:2] == ["--stub"]:
         serve_stub(int(sys.argv[2]))
     elif sys.argv[1:2] == ["--recording-stub"]:
         serve_stub(int(sys.argv[2]), record=True)

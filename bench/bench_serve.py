@@ -21,7 +21,14 @@ is measured against the baseline it must be compared with, in the same run:
   TTL'd hooks, once in one stored conversation and once without a credential (no state):
   throughput at 32 clients against the stub direct on the same route, and the p50 latency the
   proxy adds one request at a time (alternating with direct requests). ``--routes`` runs only
-  these.
+  these;
+* one conversation of 20 turns per API (a credential and an ``x-session-id``; a TTL'd hook and an
+  ``always`` hook; each turn the client's history so far, the stub's answer and a new user
+  message) through a proxy in front of a recording stub: how many bytes of last turn's forwarded
+  history changed in this turn's (SPEC 15: 0 on every TTL-fresh turn), and where;
+* 1,000 requests, each with its own 1 MiB ``user`` (the only identity they send): the proxy's
+  RSS growth (at most 20 MB: every client-chosen value is kept as a digest) and the store's size.
+  ``--conversation`` runs only these two.
 
 The client, the proxy and the upstream share one (often 2-core, noisy) machine: compare ratios,
 not absolute figures, and note the machine's load (printed first). ``make bench`` runs it.
@@ -41,7 +48,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -170,21 +177,40 @@ ANSWER = json.dumps(
 # The upstream stub and the servers.
 
 
-def serve_stub(port: int) -> None:
-    """The upstream: reads the body, answers one fixed completion; as fast as aiohttp goes."""
+RECORDED_PATH = "/bench/recorded"
+"""The recording stub's list of the bodies it was sent (GET: every body since the last GET)."""
+
+
+def serve_stub(port: int, *, record: bool = False) -> None:
+    """The upstream: reads the body, answers one fixed completion; as fast as aiohttp goes.
+
+    ``record`` (a stub of its own, ``--recording-stub``: the load rows' stub stays as fast)
+    also keeps every body it was sent, for :data:`RECORDED_PATH` to hand over.
+    """
     from aiohttp import web
+
+    recorded: list[str] = []
 
     def answering(answer: bytes) -> Callable[[web.Request], Any]:
         async def handler(request: web.Request) -> web.Response:
-            await request.read()
+            body = await request.read()
+            if record:
+                recorded.append(body.decode())
             return web.Response(body=answer, content_type="application/json")
 
         return handler
+
+    async def handing_over(request: web.Request) -> web.Response:
+        bodies = recorded.copy()
+        recorded.clear()
+        return web.json_response(bodies)
 
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app.router.add_post("/v1/chat/completions", answering(ANSWER))
     app.router.add_post("/v1/responses", answering(RESPONSES_ANSWER))
     app.router.add_post("/v1/messages", answering(MESSAGES_ANSWER))
+    if record:
+        app.router.add_get(RECORDED_PATH, handing_over)
     web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
 
 
@@ -382,11 +408,12 @@ class StoreFigures:
 
 def _fill(path: Path, rows: int) -> None:
     """``rows`` conversations straight into the file, every other one already expired."""
+    from agent_hooks.state._conversation import StoredPair
     from agent_hooks.state._sqlite import SqliteStore
     from agent_hooks.state._store import _encode as encode_pairs
 
     asyncio.run(_close(SqliteStore(path)))  # creates the file and its schema
-    pair = _stored_pair("x" * 100)
+    pair = StoredPair(*_stored_pair("x" * 100))
     now = time.time()
     with sqlite3.connect(path) as db:
         db.executemany(
@@ -594,6 +621,371 @@ def all_routes(stub: Server, hooked: Server, workdir: Path) -> None:
     print_routes("no credential (no state), 2 hooks injecting", stateless)
 
 
+# ---------------------------------------------------------------------------------------------
+# One conversation over many turns: is the forwarded prefix the one forwarded last turn?
+
+TURNS = 20
+CONVERSATION_ROUNDS = 3
+"""Conversations of TURNS turns per API (each its own session id); figures are their medians,
+and a changed prefix in any of them is shown."""
+TURN_HOOKS = {
+    "toolsets": [{"type": "internal", "name": "clock", "tools": ["current_time"]}],
+    "hooks": [
+        {
+            "kind": "tool_call",
+            "event": "on_request_start",
+            "name": "time-ttl",
+            "tool_name": "current_time",
+            "arguments": {"zone": "ttl"},
+            "refresh_condition": {"kind": "ttl", "ttl_minutes": 60},
+        },
+        {
+            "kind": "tool_call",
+            "event": "on_request_start",
+            "name": "time-always",
+            "tool_name": "current_time",
+            "arguments": {"zone": "always"},
+            "frequency": "always",
+        },
+    ],
+}
+"""A TTL'd hook (fresh for the whole run after turn 1) and an ``always`` hook (a new pair
+appended after every turn's new user message)."""
+HISTORY_FIELD = {"chat": "messages", "responses": "input", "messages": "messages"}
+"""Where each API's body holds the conversation."""
+
+
+def _answer_item(route: str) -> list[dict[str, Any]]:
+    """What the client keeps of the stub's answer, as an agent appends it to its history."""
+    if route == "chat":
+        return [json.loads(ANSWER)["choices"][0]["message"]]
+    if route == "responses":
+        return list(json.loads(RESPONSES_ANSWER)["output"])
+    answer = json.loads(MESSAGES_ANSWER)
+    return [{"role": "assistant", "content": answer["content"]}]
+
+
+def _turn_body(route: str, history: list[dict[str, Any]]) -> dict[str, Any]:
+    if route == "chat":
+        return {"model": "echo", "messages": history}
+    if route == "responses":
+        return {"model": "echo", "instructions": "Be helpful.", "input": history}
+    return {"model": "echo", "max_tokens": 64, "system": "Be helpful.", "messages": history}
+
+
+@dataclass(frozen=True)
+class TurnChange:
+    """How turn ``turn``'s forwarded history differs from turn ``turn - 1``'s."""
+
+    turn: int
+    forwarded: int
+    """Messages (items) forwarded this turn."""
+    compared: int
+    """Messages forwarded last turn: the prefix compared."""
+    changed_bytes: int
+    """Bytes of the prefix (each message as JSON text, concatenated) that differ."""
+    first: tuple[int, int] | None
+    """(message index, byte offset in it) of the first difference; None when none."""
+    pair: tuple[str, str] | None
+    """That message last turn and this turn, as JSON text."""
+    rest_changed: bool
+    """Whether the body's other fields (``tools``, ``system``, ...) changed."""
+
+
+def _as_texts(messages: list[Any]) -> list[bytes]:
+    return [json.dumps(message, ensure_ascii=False).encode() for message in messages]
+
+
+def _differing_bytes(was: bytes, now: bytes) -> int:
+    """Bytes of ``was`` and ``now`` that differ, position by position, and the length difference."""
+    return sum(a != b for a, b in zip(was, now, strict=False)) + abs(len(was) - len(now))
+
+
+def prefix_change(previous: dict[str, Any], current: dict[str, Any], field: str) -> TurnChange:
+    """Compare last turn's forwarded history (``field`` of the body) with the same number of
+    messages of this turn's, each message as JSON text; a message missing this turn counts whole."""
+    before, after = previous[field], current[field]
+    old, new = _as_texts(before), _as_texts(after[: len(before)])
+    changed = sum(len(text) for text in old[len(new) :])
+    first = pair = None
+    for index, (was, now) in enumerate(zip(old, new, strict=False)):
+        if was == now:
+            continue
+        changed += _differing_bytes(was, now)
+        if first is None:
+            offset = next(
+                (i for i, (a, b) in enumerate(zip(was, now, strict=False)) if a != b),
+                min(len(was), len(now)),
+            )
+            first, pair = (index, offset), (was.decode(), now.decode())
+    if first is None and len(new) < len(old):
+        first, pair = (len(new), 0), (old[len(new)].decode(), "")
+    rest = {key: value for key, value in previous.items() if key != field}
+    rest_now = {key: value for key, value in current.items() if key != field}
+    return TurnChange(0, len(after), len(before), changed, first, pair, rest != rest_now)
+
+
+def conversation_turns(
+    recorder: Server, hooked: Server, route: str, session: str | None
+) -> tuple[list[TurnChange], int, list[float]]:
+    """TURNS turns of one conversation (a credential and an ``x-session-id``; without
+    ``session``, no identity, so no stored state) on ``route``: each turn's body is the client's
+    history so far, the stub's answer and a new user message. Returns each turn's change against
+    the one before (turns 2 to TURNS), the messages the proxy added on the last turn, and each
+    turn's latency (s)."""
+    path, _ = ROUTES[route]
+    field = HISTORY_FIELD[route]
+    headers = {key: value for key, value in HEADERS.items() if key != "x-conversation-id"}
+    if session is not None:
+        headers["x-session-id"] = session
+    history: list[dict[str, Any]] = []
+    if route == "chat":
+        history.append({"role": "system", "content": "You are a helpful assistant."})
+    changes: list[TurnChange] = []
+    previous: dict[str, Any] | None = None
+    added = 0
+    latencies = []
+    with httpx.Client(timeout=60, headers=headers) as client:
+        client.get(f"{recorder.url}{RECORDED_PATH}").raise_for_status()  # forget earlier bodies
+        for turn in range(1, TURNS + 1):
+            history.append({"role": "user", "content": f"Turn {turn}: what time is it now?"})
+            body = json.dumps(_turn_body(route, history)).encode()
+            started = time.perf_counter()
+            client.post(f"{hooked.url}{path}", content=body).raise_for_status()
+            latencies.append(time.perf_counter() - started)
+            recorded = client.get(f"{recorder.url}{RECORDED_PATH}").json()
+            if len(recorded) != 1:
+                raise RuntimeError(f"turn {turn}: the stub was sent {len(recorded)} bodies")
+            forwarded = json.loads(recorded[0])
+            added = len(forwarded[field]) - len(history)
+            if turn == 1 and added <= 0:
+                raise RuntimeError(f"{route}: the hooks added nothing on turn 1")
+            if previous is not None:
+                change = prefix_change(previous, forwarded, field)
+                changes.append(replace(change, turn=turn))
+            previous = forwarded
+            history.extend(_answer_item(route))
+    return changes, added, latencies
+
+
+@dataclass(frozen=True)
+class ConversationFigures:
+    """One API's conversations (CONVERSATION_ROUNDS of them, TURNS turns each)."""
+
+    changes: list[list[TurnChange]]
+    added: list[int]
+    """Messages the proxy added to the last turn's history, per conversation."""
+    latencies: list[float]
+    """Every turn's latency (s), every conversation."""
+
+    @property
+    def changed_turns(self) -> list[TurnChange]:
+        return [change for each in self.changes for change in each if change.changed_bytes]
+
+    @property
+    def worst(self) -> int:
+        """The most prefix bytes changed in one turn, any conversation."""
+        return max(change.changed_bytes for each in self.changes for change in each)
+
+
+NO_IDENTITY = "chat, no id"
+"""The control row: the same chat conversation without a session id, so without stored state:
+the pairs of last turn are not there again (and the TTL hook fires every turn)."""
+
+
+def conversation_figures(recorder: Server, hooked: Server) -> dict[str, ConversationFigures]:
+    """Every API, CONVERSATION_ROUNDS conversations each, in turn (so noise hits them alike);
+    then one conversation of the control row."""
+    runs: dict[str, list[tuple[list[TurnChange], int, list[float]]]] = {r: [] for r in ROUTES}
+    for index in range(CONVERSATION_ROUNDS):
+        for route in ROUTES:
+            session = f"bench-{route}-{index}-{os.getpid()}"
+            runs[route].append(conversation_turns(recorder, hooked, route, session))
+    runs[NO_IDENTITY] = [conversation_turns(recorder, hooked, "chat", None)]
+    return {
+        route: ConversationFigures(
+            [changes for changes, _, _ in each],
+            [added for _, added, _ in each],
+            [latency for _, _, latencies in each for latency in latencies],
+        )
+        for route, each in runs.items()
+    }
+
+
+def _trimmed(text: str, offset: int, width: int = 90) -> str:
+    start = max(0, offset - width // 3)
+    shown = text[start : start + width]
+    return f"{'…' if start else ''}{shown}{'…' if start + width < len(text) else ''}"
+
+
+def print_conversations(figures: dict[str, ConversationFigures]) -> None:
+    print(
+        f"\none conversation per API ({TURNS} turns, a credential and x-session-id; a TTL'd hook,"
+        f" fresh after turn 1, and an always hook), {CONVERSATION_ROUNDS} conversations each"
+        f" ('{NO_IDENTITY}': one, without a session id: no state, the control):\nbytes of last"
+        f" turn's forwarded history (each message as JSON text) that differ in this turn's,"
+        f" turns 2 to {TURNS}\n"
+    )
+    print(
+        f"{'API':<12}{'turns':>7}{'median B':>10}{'max B':>8}{'changed':>9}"
+        f"{'added msgs':>12}{'other fields':>14}{'turn p50':>11}"
+    )
+    for route, row in figures.items():
+        turns = [change for each in row.changes for change in each]
+        print(
+            f"{route:<12}{len(turns):>7}"
+            f"{statistics.median(c.changed_bytes for c in turns):>10.0f}{row.worst:>8}"
+            f"{len(row.changed_turns):>9}{statistics.median(row.added):>12.0f}"
+            f"{sum(c.rest_changed for c in turns):>14}"
+            f"{statistics.median(row.latencies) * 1000:>8.2f} ms"
+        )
+    for route, row in figures.items():
+        for change in row.changed_turns[: 1 if route == NO_IDENTITY else 3]:
+            assert change.first is not None
+            assert change.pair is not None
+            index, offset = change.first
+            was, now = change.pair
+            print(
+                f"  {route}, turn {change.turn}: {change.changed_bytes} B changed, first in "
+                f"message {index} of {change.compared}, byte {offset}:\n"
+                f"    was: {_trimmed(was, offset)}\n    now: {_trimmed(now, offset)}"
+            )
+
+
+# ---------------------------------------------------------------------------------------------
+# What a long end-user id costs: kept as a digest, so nothing.
+
+KEY_REQUESTS = 1_000
+KEY_BYTES = 1024 * 1024
+"""Each request's ``user`` field (distinct per request; the only identity it sends)."""
+
+
+@dataclass(frozen=True)
+class KeyFigures:
+    rss_before_mb: float
+    """After one small request."""
+    rss_early_mb: float
+    """After the first tenth of the requests (the allocator has grown for 1 MiB bodies)."""
+    rss_after_mb: float
+    store_bytes: int
+    """The SQLite file, with its journal files."""
+    stored: int
+    """Conversations in the store."""
+    longest_key: int
+    """The longest conversation key in the store (characters)."""
+    seconds: float
+
+
+def key_size(stub: Server, workdir: Path) -> KeyFigures:
+    """A proxy of its own with the two TTL hooks (each new conversation gets pairs, so each
+    request writes its state) and KEY_REQUESTS requests, one at a time, each with its own 1 MiB
+    ``user`` and the same credential."""
+    name = "keys"
+    args = proxy(stub.url, workdir, name, FRESH_HOOKS)
+    headers = {"content-type": "application/json", "authorization": HEADERS["authorization"]}
+    start = json.dumps(BODY)[:-1].encode() + b', "user": "'
+    with server(args, workdir, name) as keyed, httpx.Client(timeout=60, headers=headers) as client:
+        url = f"{keyed.url}/v1/chat/completions"
+        client.post(url, content=json.dumps(BODY).encode()).raise_for_status()
+        before = _rss_mb(keyed.pid)
+        early = float("nan")
+        started = time.perf_counter()
+        for index in range(KEY_REQUESTS):
+            unique = f"{index:08d}".encode()
+            user = unique + b"u" * (KEY_BYTES - len(unique))
+            client.post(url, content=start + user + b'"}').raise_for_status()
+            if index + 1 == KEY_REQUESTS // 10:
+                early = _rss_mb(keyed.pid)
+        seconds = time.perf_counter() - started
+        after = _rss_mb(keyed.pid)
+        database = workdir / f"{name}.db"
+        with sqlite3.connect(database) as db:
+            stored, longest = db.execute(
+                "SELECT count(*), max(length(id)) FROM conversations"
+            ).fetchone()
+        size = sum(path.stat().st_size for path in workdir.glob(f"{name}.db*"))
+    return KeyFigures(before, early, after, size, stored, longest or 0, seconds)
+
+
+def print_key_size(figures: KeyFigures) -> None:
+    print(
+        f"\n{KEY_REQUESTS:,} requests with a distinct {KEY_BYTES // 1024} KiB `user` each "
+        f"(one credential, no other identity), one at a time, in {figures.seconds:.1f} s: "
+        f"proxy RSS {figures.rss_before_mb:.1f} MB before, {figures.rss_early_mb:.1f} MB after "
+        f"{KEY_REQUESTS // 10}, {figures.rss_after_mb:.1f} MB after all; store "
+        f"{figures.store_bytes / 1e6:.2f} MB on disk, {figures.stored:,} conversations, longest "
+        f"key {figures.longest_key} characters"
+    )
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A figure judged against a fixed bound (not a ratio)."""
+
+    case: str
+    value: float
+    shown: str
+    target: float
+    unit: str
+
+    def verdict(self) -> str:
+        return "met" if self.value <= self.target else "MISSED"
+
+
+def print_bounds(bounds: list[Bound]) -> None:
+    print(f"\n{'case':<72}{'value':>12}  target")
+    for bound in bounds:
+        print(
+            f"{bound.case:<72}{bound.shown:>12}  <={bound.target:g} {bound.unit:<4} "
+            f"{bound.verdict()}"
+        )
+
+
+def conversation_bounds(
+    conversations: dict[str, ConversationFigures], keys: KeyFigures
+) -> list[Bound]:
+    bounds = [
+        Bound(
+            f"{name}: prefix bytes changed, worst TTL-fresh turn of {CONVERSATION_ROUNDS}x{TURNS}",
+            figures.worst,
+            f"{figures.worst} B",
+            0,
+            "B",
+        )
+        for name, figures in conversations.items()
+        if name != NO_IDENTITY
+    ]
+    growth = keys.rss_after_mb - keys.rss_before_mb
+    bounds.append(
+        Bound(
+            f"proxy RSS growth, {KEY_REQUESTS:,} requests with 1 MiB `user` values",
+            growth,
+            f"{growth:+.1f} MB",
+            20,
+            "MB",
+        )
+    )
+    return bounds
+
+
+def conversation_only() -> None:
+    """``--conversation``: only the multi-turn rows and the key-size figure."""
+    print(f"machine: {os.cpu_count()} cores, load average", *os.getloadavg())
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        workdir = Path(tmp)
+        stub = stack.enter_context(server([__file__, "--stub"], workdir, "stub"))
+        recorder = stack.enter_context(server([__file__, "--recording-stub"], workdir, "recorder"))
+        turns = stack.enter_context(
+            server(proxy(recorder.url, workdir, "turns", TURN_HOOKS), workdir, "turns")
+        )
+        conversations = conversation_figures(recorder, turns)
+        keys = key_size(stub, workdir)
+    print_conversations(conversations)
+    print_key_size(keys)
+    print_bounds(conversation_bounds(conversations, keys))
+    print(f"\nload average after: {' '.join(map(str, os.getloadavg()))}")
+
+
 def main() -> None:
     if shutil.which("hey") is None:
         sys.exit("bench_serve needs the load generator hey: apt-get install hey")
@@ -631,6 +1023,13 @@ def main() -> None:
         body = long.read_bytes()
         direct_long, bare_long = one_at_a_time(stub.url, bare.url, body)
         _, hooked_long = one_at_a_time(stub.url, hooked.url, body)
+        # Started now, not idle beside the load rows: the recording stub and its proxy.
+        recorder = stack.enter_context(server([__file__, "--recording-stub"], workdir, "recorder"))
+        turns = stack.enter_context(
+            server(proxy(recorder.url, workdir, "turns", TURN_HOOKS), workdir, "turns")
+        )
+        conversations = conversation_figures(recorder, turns)
+        keys = key_size(stub, workdir)
     round_trip = json_round_trip_seconds(body)
     hook, tool = asyncio.run(hook_over_tool())
     starts = process_times(
@@ -648,6 +1047,9 @@ def main() -> None:
     _print(loads, direct_long, bare_long, hooked_long, round_trip, hook, tool, starts, stores)
     print_routes("one conversation, SQLite state, 2 TTL-fresh hooks", stateful)
     print_routes("no credential (no state), 2 hooks injecting", stateless)
+    print_conversations(conversations)
+    print_key_size(keys)
+    print_bounds(conversation_bounds(conversations, keys))
 
 
 def _print(
@@ -716,8 +1118,14 @@ def routes_only() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--stub"]:
+    if sys.argv[1:2] in (["--help"], ["-h"]):
+        print(f"usage: {sys.argv[0]} [--routes | --conversation]\n\n{__doc__}")
+    elif sys.argv[1:2] == ["--stub"]:
         serve_stub(int(sys.argv[2]))
+    elif sys.argv[1:2] == ["--recording-stub"]:
+        serve_stub(int(sys.argv[2]), record=True)
+    elif sys.argv[1:2] == ["--conversation"]:
+        conversation_only()
     elif sys.argv[1:2] == ["--routes"]:
         routes_only()
     else:

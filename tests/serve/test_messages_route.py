@@ -133,6 +133,31 @@ def test_the_upstream_gets_the_pairs_and_their_tools_and_all_else_unchanged(
     assert "authorization" not in headers
 
 
+def test_a_mid_conversation_system_message_is_forwarded_in_place_with_the_pairs(
+    proxy: Proxy, upstream: RecordingServer
+) -> None:
+    """Claude Code's default model sends a ``{"role": "system"}`` message inside ``messages``
+    (the ``mid-conversation-system`` beta); the route used to answer 400 before any hook ran.
+    SPEC 15: it passes through in place, untouched; the pairs go after the first user message."""
+    system = {"role": "system", "content": [{"type": "text", "text": "Reminder", "x": 1}]}
+    reply = {"role": "assistant", "content": "Noted."}
+    later = {"role": "user", "content": "Go on."}
+    sent = [system, USER, reply, system, later]
+    response = httpx.post(
+        f"{proxy.url}/v1/messages",
+        json={"model": "claude-test", "max_tokens": 64, "messages": sent},
+        headers={"x-api-key": CLIENT_KEY, "anthropic-beta": "mid-conversation-system"},
+        timeout=20,
+    )
+    assert response.status_code == 200, response.text
+    (received,) = upstream.received()
+    forwarded = received["body"]["messages"]
+    assert list(pairs(forwarded)) == [PREFS, UNITS]
+    assert forwarded[:2] == [system, USER]
+    assert [json.dumps(m) for m in forwarded[6:]] == [json.dumps(m) for m in sent[2:]]
+    assert received["headers"]["anthropic-beta"] == "mid-conversation-system"
+
+
 def test_a_request_with_tools_keeps_its_tools_and_tool_choice(
     proxy: Proxy, upstream: RecordingServer
 ) -> None:
@@ -250,7 +275,7 @@ def test_errors_are_anthropic_shaped(
     tmp_path: Path, proxy: Proxy, rest_server: RecordingServer
 ) -> None:
     with pytest.raises(anthropic.BadRequestError) as bad:
-        client(proxy).messages.create(model="m", max_tokens=8, messages=[])
+        client(proxy).messages.create(model="m", max_tokens=8, messages="hi")  # type: ignore[arg-type]
     closed = ("--upstream", f"http://127.0.0.1:{free_port()}")
     with (
         running_proxy(dialect_manifest(rest_server.url), tmp_path / "closed", *closed) as down,

@@ -29,23 +29,34 @@ __all__ = ["MODELS", "echo_app", "echo_text"]
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 
 
-def echo_text(messages: Sequence[Mapping[str, Any]]) -> str:
-    """One line per synthetic pair in ``messages``, or ``no synthetic pairs``."""
+def echo_text(messages: Sequence[Any]) -> str:
+    """One line per synthetic pair in ``messages``, or ``no synthetic pairs``.
+
+    Messages of any other shape are skipped: the proxy forwards messages it does not model as
+    they came (SPEC 15).
+    """
+    readable = [message for message in messages if isinstance(message, Mapping)]
     names = {
-        call["id"]: (call.get("function") or {}).get("name", "")
-        for message in messages
-        if message.get("role") == "assistant"
-        for call in message.get("tool_calls") or ()
+        call["id"]: _name(call.get("function"))
+        for message in readable
+        if message.get("role") == "assistant" and isinstance(message.get("tool_calls"), list)
+        for call in message["tool_calls"]
         if isinstance(call, Mapping) and isinstance(call.get("id"), str)
     }
     lines = [
         f"{names[message['tool_call_id']]}: {_one_line(message.get('content'))}"
-        for message in messages
+        for message in readable
         if message.get("role") == "tool"
-        and is_synthetic_call_id(message.get("tool_call_id"))
+        and isinstance(message.get("tool_call_id"), str)
+        and is_synthetic_call_id(message["tool_call_id"])
         and message.get("tool_call_id") in names
     ]
     return "\n".join(lines) or "no synthetic pairs"
+
+
+def _name(function: Any) -> str:
+    name = function.get("name") if isinstance(function, Mapping) else None
+    return name if isinstance(name, str) else ""
 
 
 def _one_line(content: Any) -> str:

@@ -3,8 +3,10 @@
 A message whose content is a string is one history message. Otherwise its ``tool_result`` blocks
 become tool messages, its ``tool_use`` blocks assistant messages with one tool call each (the
 ``input`` object as the arguments) and its ``text`` blocks one message of its role; images,
-documents, thinking and every other block stay where they were, untouched (SPEC 13). ``system``
-and every field but ``messages`` pass through; ``metadata.user_id`` plays the part of ``user``.
+documents, thinking and every other block stay where they were, untouched (SPEC 13), and so does
+every message that is not a ``user`` or ``assistant`` message with such a content (Claude Code's
+mid-conversation ``{"role": "system"}`` message, SPEC 15). ``system`` and every field but
+``messages`` pass through; ``metadata.user_id`` plays the part of ``user``.
 
 A pair is an assistant message with one ``tool_use`` block and a user message with one
 ``tool_result`` block. The API refuses tool blocks in a request that declares no tools
@@ -23,7 +25,6 @@ from agent_hooks.serve._dialects._base import (
     Answer,
     Credentials,
     Entry,
-    InvalidRequest,
     ParsedRequest,
     RenderContext,
     SSELines,
@@ -185,17 +186,37 @@ def _entries(message: Mapping[str, Any], index: int) -> list[Entry]:
                 "content": _text(block.get("content")),
             }
             tools.append(Entry(answer, index, (at,)))
-        elif kind in ("tool_use", "tool_result"):
+        elif (forged := _forged_block(block, index, at)) is not None:
             # Not read (in the other role's message, malformed): kept, untouched, unless forged.
-            call_id = block.get("id" if kind == "tool_use" else "tool_use_id")
-            forged = forged_half(call_id, result=kind == "tool_result")
-            if forged is not None:
-                tools.append(Entry(forged, index, (at,)))
+            tools.append(forged)
     if texts or not tools:
         parts = [{"type": "text", "text": text} for _, text in texts]
         own = Entry({"role": role, "content": parts}, index, tuple(at for at, _ in texts))
         return [own, *tools] if role == "assistant" else [*tools, own]
     return tools
+
+
+def _forged_blocks(message: Any, index: int) -> list[Entry]:
+    """Forged halves for the synthetic ``tool_use``/``tool_result`` blocks of a message the
+    dialect does not read, so the removal of client pairs takes them out (SPEC 12.1)."""
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if not isinstance(content, list):
+        return []
+    return [
+        forged
+        for at, block in enumerate(content)
+        if isinstance(block, Mapping) and (forged := _forged_block(block, index, at)) is not None
+    ]
+
+
+def _forged_block(block: Mapping[str, Any], index: int, at: int) -> Entry | None:
+    """A forged half for a ``tool_use`` or ``tool_result`` block with a synthetic id."""
+    kind = block.get("type")
+    if kind not in ("tool_use", "tool_result"):
+        return None
+    call_id = block.get("id" if kind == "tool_use" else "tool_use_id")
+    forged = forged_half(call_id, result=kind == "tool_result")
+    return Entry(forged, index, (at,)) if forged is not None else None
 
 
 def _named_call(block: Mapping[str, Any]) -> bool:
@@ -210,25 +231,25 @@ class _AnthropicDialect:
     def parse(self, raw: bytes, *, deployment: str | None = None) -> AnthropicRequest:
         """Read a body.
 
+        Only ``user`` and ``assistant`` messages whose content is a string or a list of blocks
+        are read; every other message (a mid-conversation ``system`` message, a role or a
+        content the proxy does not know) stays in place, unread (SPEC 15).
+
         Raises:
-            InvalidRequest: not a JSON object, or ``messages`` is not a non-empty list of
-                ``user``/``assistant`` messages whose content is a string or a list of blocks.
+            InvalidRequest: not a JSON object, or ``messages`` is missing or not a list.
         """
         body = json_object(raw)
         messages = message_list(body)
         entries: list[Entry] = []
         for index, message in enumerate(messages):
             if (
-                not isinstance(message, Mapping)
-                or message.get("role") not in ("user", "assistant")
-                or not isinstance(message.get("content"), str | list)
+                isinstance(message, Mapping)
+                and message.get("role") in ("user", "assistant")
+                and isinstance(message.get("content"), str | list)
             ):
-                raise InvalidRequest(
-                    f"'messages.{index}' must have a role 'user' or 'assistant' and content"
-                    " that is a string or an array of blocks",
-                    code="invalid_messages",
-                )
-            entries += _entries(message, index)
+                entries += _entries(message, index)
+            else:
+                entries += _forged_blocks(message, index)
         return AnthropicRequest(body, entries)
 
     def error_body(

@@ -238,7 +238,8 @@ class HooksProxy:
         stored: Sequence[tuple[dict[str, Any], dict[str, Any]]],
         records: Sequence[HookRunRecord],
     ) -> RenderContext:
-        """Which pairs the upstream already holds, and the definitions of the pairs' tools."""
+        """Which pairs the upstream already holds, which go in text form (thinking), and the
+        definitions of the other pairs' tools."""
         unsent: frozenset[str] = frozenset()
         if parsed.held:
             unsent = frozenset(
@@ -247,15 +248,18 @@ class HooksProxy:
                     *(r.call_id for r in records if r.outcome == "replaced" and r.call_id),
                 }
             )
+        text_form = parsed.text_form_calls(history)
         tools = {}
         if parsed.needs_tool_definitions():
             names = [
                 message["tool_calls"][0]["function"]["name"]
                 for message in history
-                if message.get("role") == "assistant" and synthetic_call_id(message)
+                if message.get("role") == "assistant"
+                and (call_id := synthetic_call_id(message))
+                and call_id not in text_form
             ]
             tools = await self._tools.definitions(names) if names else {}
-        return RenderContext(unsent=unsent, tools=tools)
+        return RenderContext(unsent=unsent, tools=tools, text_form=text_form)
 
     async def _run_hooks(
         self,

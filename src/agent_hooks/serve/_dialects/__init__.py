@@ -4,7 +4,7 @@ One module per dialect; what they share (the request, answer and error contract,
 that writes pairs back without touching anything else) is in ``_base``.
 """
 
-from agent_hooks.serve._dialects._anthropic import ANTHROPIC
+from agent_hooks.serve._dialects._anthropic import ANTHROPIC, tool_result_text
 from agent_hooks.serve._dialects._base import (
     OPENAI_CREDENTIALS,
     RELAYED_MESSAGES,
@@ -37,4 +37,5 @@ __all__ = [
     "ResponsesRequest",
     "ToolDefinition",
     "synthetic_call_id",
+    "tool_result_text",
 ]

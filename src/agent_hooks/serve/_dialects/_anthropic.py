@@ -13,6 +13,12 @@ A pair is an assistant message with one ``tool_use`` block and a user message wi
 ("Requests which include `tool_use` or `tool_result` blocks must define tools"), so a request
 without ``tools`` gets the definitions of its pairs' tools, and ``tool_choice: none`` so the model
 never calls a tool the client did not declare.
+
+With thinking on (``thinking.type`` other than ``disabled``), the last assistant message of the
+current tool cycle must start with the model's signed thinking block, so no synthetic
+``tool_use`` may sit there: the pairs the caller names in ``RenderContext.text_form`` are
+written as one text block appended to the user message they follow (SPEC 15), and declare no
+tool.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agent_hooks.injection._text_form import tool_result_text
 from agent_hooks.serve._dialects._base import (
     Answer,
     Credentials,
@@ -28,13 +35,14 @@ from agent_hooks.serve._dialects._base import (
     ParsedRequest,
     RenderContext,
     SSELines,
+    align,
     forged_half,
     splice,
     synthetic_call_id,
 )
 from agent_hooks.serve._dialects._chat import json_object, message_list
 
-__all__ = ["ANTHROPIC", "AnthropicRequest", "anthropic_error_type"]
+__all__ = ["ANTHROPIC", "AnthropicRequest", "anthropic_error_type", "tool_result_text"]
 
 _CREDENTIALS = Credentials(
     "x-api-key",
@@ -79,27 +87,131 @@ class AnthropicRequest(ParsedRequest):
     def needs_tool_definitions(self) -> bool:
         return not self.body.get("tools")
 
+    @property
+    def thinking(self) -> bool:
+        """``thinking.type`` is anything but ``disabled`` (``enabled``, ``adaptive``: the
+        round-trip rules are the same for both)."""
+        thinking = self.body.get("thinking")
+        return isinstance(thinking, Mapping) and thinking.get("type") != "disabled"
+
+    @property
+    def cycle_start(self) -> int | None:
+        """The index of the last user message whose content is a string or holds a block that
+        is not a ``tool_result``; ``None`` when there is none."""
+        messages = self.body["messages"]
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if (
+                isinstance(message, Mapping)
+                and message.get("role") == "user"
+                and _opens_a_cycle(message.get("content"))
+            ):
+                return index
+        return None
+
+    def text_form_calls(self, history: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+        """With thinking on, the added pairs that would follow the message at
+        :attr:`cycle_start` or a later one (every added pair when there is none).
+
+        An added pair follows the client message the kept history message before it came
+        from; pairs after the last kept one follow every message (see :func:`splice`).
+        """
+        if not self.thinking:
+            return frozenset()
+        start = self.cycle_start
+        start = -1 if start is None else start
+        matches = align(self.history, history)
+        last_kept = max((at for at, match in enumerate(matches) if match is not None), default=-1)
+        last_item = len(self.body["messages"]) - 1
+        follows = -1
+        calls: set[str] = set()
+        for at, (message, match) in enumerate(zip(history, matches, strict=True)):
+            if match is not None:
+                follows = self.entries[match].item
+            elif (call_id := synthetic_call_id(message)) is not None and (
+                last_item if at > last_kept else follows
+            ) >= start:
+                calls.add(call_id)
+        return frozenset(calls)
+
     def render(self, history: Sequence[Mapping[str, Any]], context: RenderContext) -> bytes:
-        """Every field as it came, ``messages`` with the pairs in place; ``tools`` (and
-        ``tool_choice: none``) for the pairs' tools when the request declares none."""
+        """Every field as it came, ``messages`` with the pairs in place (those of
+        ``context.text_form`` as text blocks, :func:`_with_text_results`); ``tools`` (and
+        ``tool_choice: none``) for the other pairs' tools when the request declares none."""
+        text_form = context.text_form
+        names = _pair_names(history) if text_form or self.needs_tool_definitions() else {}
         messages = splice(
             self.body["messages"],
             self.entries,
             history,
-            render=_pair_messages,
+            render=lambda added: _pair_messages(added, text_form, names),
             without_blocks=_without_blocks,
         )
+        if text_form:
+            messages = _with_text_results(messages)
         body = {**self.body, "messages": messages}
         if self.needs_tool_definitions():
-            names = dict.fromkeys(
-                message["tool_calls"][0]["function"]["name"]
-                for message in history
-                if message.get("role") == "assistant" and synthetic_call_id(message)
+            declared = dict.fromkeys(
+                name for call_id, name in names.items() if call_id not in text_form
             )
-            if names:
-                body["tools"] = [_definition(name, context) for name in names]
+            if declared:
+                body["tools"] = [_definition(name, context) for name in declared]
                 body["tool_choice"] = {"type": "none"}
         return json.dumps(body, ensure_ascii=False).encode()
+
+
+def _opens_a_cycle(content: Any) -> bool:
+    """Whether a user message's content is more than tool results (a new turn of the user)."""
+    if isinstance(content, str):
+        return True
+    return isinstance(content, list) and any(
+        not (isinstance(block, Mapping) and block.get("type") == "tool_result") for block in content
+    )
+
+
+def _pair_names(history: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The function name of each synthetic call in ``history``, by call id, in order."""
+    return {
+        call_id: message["tool_calls"][0]["function"]["name"]
+        for message in history
+        if message.get("role") == "assistant" and (call_id := synthetic_call_id(message))
+    }
+
+
+class _TextResult:
+    """A pair in text form, waiting for the user message it joins (:func:`_with_text_results`)."""
+
+    __slots__ = ("block",)
+
+    def __init__(self, block: dict[str, Any]) -> None:
+        self.block = block
+
+
+def _with_text_results(messages: list[Any]) -> list[Any]:
+    """``messages`` with each text-form pair's block appended to the content of the user
+    message before it (a string content becomes a text block first).
+
+    When the message before it is not a user message whose content is a string or a list (an
+    assistant or ``system`` message, a content the dialect does not read, or nothing), a new
+    user message holding the block goes there instead: the pair still sits where SPEC 4 put it,
+    and no client message is changed but by an appended block.
+    """
+    out: list[Any] = []
+    for message in messages:
+        if not isinstance(message, _TextResult):
+            out.append(message)
+            continue
+        before = out[-1] if out else None
+        content = before.get("content") if isinstance(before, Mapping) else None
+        if isinstance(before, Mapping) and before.get("role") == "user" and content is not None:
+            if isinstance(content, str):
+                out[-1] = {**before, "content": [{"type": "text", "text": content}, message.block]}
+                continue
+            if isinstance(content, list):
+                out[-1] = {**before, "content": [*content, message.block]}
+                continue
+        out.append({"role": "user", "content": [message.block]})
+    return out
 
 
 def _definition(name: str, context: RenderContext) -> dict[str, Any]:
@@ -113,11 +225,16 @@ def _definition(name: str, context: RenderContext) -> dict[str, Any]:
     return definition
 
 
-def _pair_messages(messages: list[Mapping[str, Any]]) -> list[Any]:
-    """Added messages (synthetic pairs) as ``tool_use`` and ``tool_result`` messages."""
+def _pair_messages(
+    messages: list[Mapping[str, Any]], text_form: frozenset[str], names: Mapping[str, str]
+) -> list[Any]:
+    """Added messages (synthetic pairs) as ``tool_use`` and ``tool_result`` messages; a pair in
+    ``text_form`` as one :class:`_TextResult` (its call message left out)."""
     rendered: list[Any] = []
     for message in messages:
         if message.get("role") == "assistant":
+            if synthetic_call_id(message) in text_form:
+                continue
             blocks = [
                 {
                     "type": "tool_use",
@@ -128,10 +245,13 @@ def _pair_messages(messages: list[Mapping[str, Any]]) -> list[Any]:
                 for call in message["tool_calls"]
             ]
             rendered.append({"role": "assistant", "content": blocks})
+        elif (call_id := message["tool_call_id"]) in text_form:
+            text = tool_result_text(names.get(call_id, ""), call_id, _text(message.get("content")))
+            rendered.append(_TextResult({"type": "text", "text": text}))
         else:
             result = {
                 "type": "tool_result",
-                "tool_use_id": message["tool_call_id"],
+                "tool_use_id": call_id,
                 "content": _text(message.get("content")),
             }
             rendered.append({"role": "user", "content": [result]})

@@ -118,11 +118,14 @@ class RenderContext:
 
     ``unsent`` holds call ids the upstream already holds (Responses with upstream-held context:
     stored pairs and pairs replaced in place), which are not forwarded again; ``tools`` the
-    definitions of the tools of the pairs, for dialects that must declare them.
+    definitions of the tools of the pairs, for dialects that must declare them; ``text_form``
+    the call ids of pairs to forward in text form (SPEC 15, thinking: Anthropic renders each as
+    one text block, declares no tool for it), which the caller decides.
     """
 
     unsent: frozenset[str] = frozenset()
     tools: Mapping[str, ToolDefinition] = field(default_factory=dict)
+    text_form: frozenset[str] = frozenset()
 
 
 class ParsedRequest(abc.ABC):
@@ -176,6 +179,27 @@ class ParsedRequest(abc.ABC):
     def needs_tool_definitions(self) -> bool:
         """Whether :meth:`render` must declare the tools of the pairs it forwards."""
         return False
+
+    @property
+    def thinking(self) -> bool:
+        """Whether the model thinks with the round-trip rules of Anthropic's thinking (a tool
+        cycle's last assistant message must start with its signed thinking block): no synthetic
+        tool call may then sit in the current tool cycle (SPEC 15)."""
+        return False
+
+    @property
+    def cycle_start(self) -> int | None:
+        """The item index where the current tool cycle starts: the last user item that holds
+        more than tool results; the cycle is everything after it. ``None`` when there is no
+        such item (then the whole history is the current cycle), or the dialect has no cycles.
+        """
+        return None
+
+    def text_form_calls(self, history: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+        """The call ids of the pairs ``history`` adds (the hooks' history, against the one read
+        from the body) that must go in text form this turn: with :attr:`thinking`, every added
+        pair placed after the client item at :attr:`cycle_start` or later. Empty by default."""
+        return frozenset()
 
     @abc.abstractmethod
     def render(self, history: Sequence[Mapping[str, Any]], context: RenderContext) -> bytes:

@@ -377,6 +377,7 @@ def splice(
     *,
     render: Callable[[list[Mapping[str, Any]]], list[_T]],
     without_blocks: Callable[[_T, frozenset[int]], _T | None],
+    matches: Sequence[int | None] | None = None,
 ) -> list[_T]:
     """The dialect items for ``after``, the hooks' history.
 
@@ -385,8 +386,10 @@ def splice(
     (``None`` when nothing is left). ``render`` writes the messages the hooks added, in runs. An
     item without entries stays before the next item that has one, so a reasoning item keeps the
     item it belongs to; items after the last kept one come before anything appended at the end.
+    ``matches`` is :func:`align` of the entries' messages and ``after``, when the caller has it.
     """
-    matches = align([entry.message for entry in entries], after)
+    if matches is None:
+        matches = align([entry.message for entry in entries], after)
     kept = {match for match in matches if match is not None}
     dropped_items: set[int] = set()
     dropped_blocks: dict[int, set[int]] = {}

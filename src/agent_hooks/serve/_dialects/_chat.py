@@ -72,10 +72,18 @@ class ChatRequest(ParsedRequest):
         # A kept message goes as the hooks returned it: the removal of client pairs may have
         # taken a synthetic call out of it (a new dict), which the client's item still holds.
         items = list(self.items)
-        for message, match in zip(history, align(self.history, history), strict=True):
+        matches = align(self.history, history)
+        for message, match in zip(history, matches, strict=True):
             if match is not None and not self.entries[match].blocks:
                 items[self.entries[match].item] = message
-        return splice(items, self.entries, history, render=list, without_blocks=_without_calls)
+        return splice(
+            items,
+            self.entries,
+            history,
+            render=list,
+            without_blocks=_without_calls,
+            matches=matches,
+        )
 
 
 def _without_calls(message: Any, calls: frozenset[int]) -> Any:

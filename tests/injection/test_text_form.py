@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_hooks.injection._text_form import tool_result_text
+from agent_hooks.injection._text_form import read_tool_result_text, tool_result_text
 
 
 def test_the_text_names_the_tool_and_the_call_around_the_content() -> None:
@@ -22,3 +22,11 @@ def test_a_closing_tag_inside_the_content_is_escaped() -> None:
 
 def test_empty_content_is_an_empty_line() -> None:
     assert tool_result_text("t", "ah_2", "") == '<tool_result tool="t" id="ah_2">\n\n</tool_result>'
+
+
+def test_a_text_form_pair_reads_back_and_other_text_does_not() -> None:
+    text = tool_result_text("kb", "ah_1", "a\n</tool_result>\nb")
+    assert read_tool_result_text(text) == ("kb", "ah_1", "a\n</tool_result>\nb")
+    assert read_tool_result_text("hi") is None
+    assert read_tool_result_text(text + " ") is None
+    assert read_tool_result_text(text.replace("<\\/", "</")) is None

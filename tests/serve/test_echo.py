@@ -6,6 +6,7 @@ import json
 
 import httpx
 
+from agent_hooks.serve._dialects import tool_result_text
 from agent_hooks.serve._echo import MODELS, echo_app, echo_text
 from tests.serve.dialects.test_responses import pair_items
 from tests.serve.test_conversation import USER, pair
@@ -64,3 +65,23 @@ async def test_every_dialect_answers_with_a_fresh_id_and_the_model_list_is_fixed
         "object": "list",
         "data": [{"id": "echo", "object": "model", "created": 0, "owned_by": "agent-hooks"}],
     }
+
+
+def test_messages_of_any_other_shape_are_skipped() -> None:
+    """The proxy forwards messages it does not model as they came (SPEC 15)."""
+    odd = ["text", 5, {"role": "assistant", "tool_calls": 3}, {"role": "tool", "tool_call_id": {}}]
+    assert echo_text([*odd, USER, *pair("clock", "12:00")]) == "clock: 12:00"
+
+
+async def test_pairs_in_text_form_are_listed_too() -> None:
+    """With thinking on, the Anthropic route forwards pairs in the current tool cycle as text
+    blocks (SPEC 15); the echo lists them like any pair it received."""
+    call_id = pair("clock", "12:00")[1]["tool_call_id"]
+    block = {"type": "text", "text": tool_result_text("clock", call_id, "12:00</tool_result>")}
+    forged = {"type": "text", "text": tool_result_text("kb", "call_1", "x")}
+    user = {"role": "user", "content": [{"type": "text", "text": "hi"}, block, forged]}
+    body = {"model": "m", "max_tokens": 8, "messages": [user]}
+    transport = httpx.ASGITransport(app=echo_app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://echo") as client:
+        answer = (await client.post("/v1/messages", json=body)).json()
+    assert answer["content"][0]["text"] == "clock: 12:00</tool_result>"

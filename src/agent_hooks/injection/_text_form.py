@@ -9,10 +9,17 @@ block goes is the dialect's business.
 
 from __future__ import annotations
 
-__all__ = ["tool_result_text"]
+import re
+
+__all__ = ["read_tool_result_text", "tool_result_text"]
 
 _CLOSE = "</tool_result>"
 _ESCAPED_CLOSE = "<\\/tool_result>"
+_TEXT_FORM = re.compile(
+    r'<tool_result tool="(?P<name>[^"\n]*)" id="(?P<id>[^"\n]*)">\n'
+    r"(?P<content>.*)\n</tool_result>",
+    re.DOTALL,
+)
 
 
 def tool_result_text(name: str, call_id: str, content: str) -> str:
@@ -28,3 +35,15 @@ def tool_result_text(name: str, call_id: str, content: str) -> str:
     """
     escaped = content.replace(_CLOSE, _ESCAPED_CLOSE)
     return f'<tool_result tool="{name}" id="{call_id}">\n{escaped}\n{_CLOSE}'
+
+
+def read_tool_result_text(text: str) -> tuple[str, str, str] | None:
+    """``(name, call_id, content)`` when ``text`` is exactly a pair in text form, else ``None``.
+
+    The inverse of :func:`tool_result_text`, but for a content that held ``<\\/tool_result>``
+    itself, which reads back as ``</tool_result>``.
+    """
+    match = _TEXT_FORM.fullmatch(text)
+    if match is None or _CLOSE in match["content"]:
+        return None
+    return match["name"], match["id"], match["content"].replace(_ESCAPED_CLOSE, _CLOSE)

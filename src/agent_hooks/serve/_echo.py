@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from agent_hooks.injection._ids import is_synthetic_call_id
+from agent_hooks.injection._text_form import read_tool_result_text
 from agent_hooks.serve._dialects import ANTHROPIC, RESPONSES
 
 __all__ = ["MODELS", "echo_app", "echo_text"]
@@ -52,6 +53,30 @@ def echo_text(messages: Sequence[Any]) -> str:
         and message.get("tool_call_id") in names
     ]
     return "\n".join(lines) or "no synthetic pairs"
+
+
+def _with_text_form_pairs(history: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``history`` with each synthetic pair a user message carries in text form (Anthropic with
+    thinking on, SPEC 15) also written as a pair after that message, so the echo lists it."""
+    out: list[Mapping[str, Any]] = []
+    for message in history:
+        out.append(message)
+        content = message.get("content")
+        if message.get("role") != "user" or not isinstance(content, list):
+            continue
+        for part in content:
+            read = (
+                read_tool_result_text(part.get("text", "")) if isinstance(part, Mapping) else None
+            )
+            if read is None or not is_synthetic_call_id(read[1]):
+                continue
+            name, call_id, text = read
+            call = {"id": call_id, "type": "function", "function": {"name": name}}
+            out += [
+                {"role": "assistant", "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": call_id, "content": text},
+            ]
+    return out
 
 
 def _name(function: Any) -> str:
@@ -171,7 +196,7 @@ async def _responses(request: Request) -> Response:
 
 async def _messages(request: Request) -> Response:
     body = json.loads(await request.body())
-    text = echo_text(ANTHROPIC.parse(json.dumps(body).encode()).history)
+    text = echo_text(_with_text_form_pairs(ANTHROPIC.parse(json.dumps(body).encode()).history))
     message: dict[str, Any] = {
         "id": _fresh_id("msg_"),
         "type": "message",

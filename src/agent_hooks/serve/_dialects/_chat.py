@@ -4,7 +4,8 @@ Each message that validates as a :class:`~agent_hooks.messages.Message` is a his
 any other (a role, a content or a shape the proxy does not know) stays where it was, untouched,
 unread by the hooks (SPEC 15). Only ``messages`` is ours; every other field passes through in
 its original key order. The final answer is the first choice's assistant message, read from the
-JSON or reassembled from the stream's deltas; an answer that asks for a tool call is not final."""
+JSON or reassembled from the stream's deltas; an answer that asks for a tool call is not final.
+"""
 
 from __future__ import annotations
 

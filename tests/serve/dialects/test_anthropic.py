@@ -405,6 +405,8 @@ _MESSAGES = st.lists(
         st.just({"role": "user", "content": "plain"}),
         st.just(ASSISTANT),
         st.just(RESULT),
+        st.builds(lambda blocks: {"role": "system", "content": blocks}, _BLOCKS),
+        st.just({"role": "critic", "content": 3, "x": None}),
     ),
     min_size=1,
     max_size=8,

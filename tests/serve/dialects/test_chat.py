@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agent_hooks.serve._dialects import CHAT, RenderContext
 from agent_hooks.serve._errors import BadRequest
@@ -191,3 +193,37 @@ def test_other_choices_and_usage_chunks_are_ignored() -> None:
     streamed = CHAT.reader()
     streamed.feed(raw + f"data: {json.dumps(usage)}\n\n".encode())
     assert streamed.answer().message == {"role": "assistant", "content": "mine"}
+
+
+_MESSAGES = st.lists(
+    st.sampled_from(
+        [
+            SYSTEM,
+            USER,
+            ASSISTANT,
+            *UNREAD,
+            {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
+            {"role": "developer", "content": [{"type": "text", "text": "d"}], "x": None},
+        ]
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@given(messages=_MESSAGES, at=st.integers(min_value=0))
+def test_messages_the_hooks_did_not_touch_come_out_equal_and_in_order(
+    messages: list[Any], at: int
+) -> None:
+    raw = json.dumps({**BODY, "messages": messages}).encode()
+    parsed = CHAT.parse(raw)
+    position = at % (len(parsed.history) + 1)
+    added = list(pair("t", "c"))
+    history = [*parsed.history[:position], *added, *parsed.history[position:]]
+    sent = json.loads(parsed.render(history, RenderContext()))
+    untouched = [m for m in sent["messages"] if m not in added]
+    assert [json.dumps(m) for m in untouched] == [json.dumps(m) for m in messages]
+    assert [m for m in sent["messages"] if m in added] == added
+    assert {k: v for k, v in sent.items() if k != "messages"} == {
+        k: v for k, v in BODY.items() if k != "messages"
+    }

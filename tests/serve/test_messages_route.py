@@ -4,6 +4,7 @@ process, a recording upstream and the REST test API."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import anthropic
 import httpx
 import pytest
 
+from agent_hooks.serve._dialects import tool_result_text
 from tests.serve._dialects import (
     DESCRIPTION,
     PREFS,
@@ -133,6 +135,100 @@ def test_the_upstream_gets_the_pairs_and_their_tools_and_all_else_unchanged(
     assert "authorization" not in headers
 
 
+def test_a_mid_conversation_system_message_is_forwarded_in_place_with_the_pairs(
+    proxy: Proxy, upstream: RecordingServer
+) -> None:
+    """Claude Code's default model sends a ``{"role": "system"}`` message inside ``messages``
+    (the ``mid-conversation-system`` beta); the route used to answer 400 before any hook ran.
+    SPEC 15: it passes through in place, untouched; the pairs go after the first user message."""
+    system = {"role": "system", "content": [{"type": "text", "text": "Reminder", "x": 1}]}
+    reply = {"role": "assistant", "content": "Noted."}
+    later = {"role": "user", "content": "Go on."}
+    sent = [system, USER, reply, system, later]
+    response = httpx.post(
+        f"{proxy.url}/v1/messages",
+        json={"model": "claude-test", "max_tokens": 64, "messages": sent},
+        headers={"x-api-key": CLIENT_KEY, "anthropic-beta": "mid-conversation-system"},
+        timeout=20,
+    )
+    assert response.status_code == 200, response.text
+    (received,) = upstream.received()
+    forwarded = received["body"]["messages"]
+    assert list(pairs(forwarded)) == [PREFS, UNITS]
+    assert forwarded[:2] == [system, USER]
+    assert [json.dumps(m) for m in forwarded[6:]] == [json.dumps(m) for m in sent[2:]]
+    assert received["headers"]["anthropic-beta"] == "mid-conversation-system"
+
+
+TEXT_RESULT = re.compile(
+    r'<tool_result tool="(?P<tool>[a-z_]+)" id="(?P<id>[a-z0-9_]+)">\n'
+    r"(?P<content>.*)\n</tool_result>",
+    re.DOTALL,
+)
+
+
+def text_results(message: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The (tool, id, content) of each text-form pair in a message, each checked exact."""
+    found = []
+    for block in message["content"]:
+        match = TEXT_RESULT.fullmatch(block.get("text", "")) if block["type"] == "text" else None
+        if match is not None:
+            tool, call_id, content = match["tool"], match["id"], match["content"]
+            assert is_synthetic(call_id)
+            assert block == {"type": "text", "text": tool_result_text(tool, call_id, content)}
+            found.append((tool, call_id, content))
+    return found
+
+
+def test_with_thinking_no_synthetic_tool_use_reaches_the_current_tool_cycle(
+    tmp_path: Path, upstream: RecordingServer, rest_server: RecordingServer
+) -> None:
+    """SPEC 15: with thinking on (adaptive counts), a hook firing on turn 1 and in a tool loop
+    puts no ``tool_use`` in the current tool cycle (the upstream would answer 400: the cycle's
+    last assistant message must start with its signed thinking block). Each pair is a text
+    block appended to the user message it follows, and declares no tool."""
+    manifest = dialect_manifest(rest_server.url)
+    manifest["hooks"][1]["frequency"] = "always"  # units fires on every request
+    options = ("--anthropic-upstream", upstream.url)
+    headers = {"x-api-key": CLIENT_KEY, "x-conversation-id": "thinking-1"}
+
+    def send(messages: list[Any], **fields: Any) -> dict[str, Any]:
+        body = {"model": "claude-test", "max_tokens": 64, "messages": messages, **fields}
+        response = httpx.post(f"{proxy.url}/v1/messages", json=body, headers=headers, timeout=20)
+        assert response.status_code == 200, response.text
+        forwarded: dict[str, Any] = upstream.received()[-1]["body"]
+        assert not pairs(forwarded["messages"])  # no synthetic tool_use anywhere
+        assert "tool_choice" not in forwarded
+        return forwarded
+
+    with running_proxy(manifest, tmp_path, *options) as proxy:
+        first = send([USER], thinking={"type": "adaptive"})
+        assert "tools" not in first
+        (user,) = first["messages"]
+        assert user["content"][0] == {"type": "text", "text": USER["content"]}
+        assert [tool for tool, _, _ in text_results(user)] == [PREFS, UNITS]
+        assert json.loads(text_results(user)[0][2])["language"] == "en-GB"
+
+        thought = {"type": "thinking", "thinking": "I'll look.", "signature": "sig=="}
+        call = {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}
+        result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "found"}
+        loop = [
+            USER,
+            {"role": "assistant", "content": [thought, call]},
+            {"role": "user", "content": [result]},
+        ]
+        thinking = {"type": "enabled", "budget_tokens": 1024}
+        second = send(loop, thinking=thinking, tools=[CLIENT_TOOL])
+    assert second["tools"] == [CLIENT_TOOL]
+    user, assistant, answer = second["messages"]
+    assert user == first["messages"][0]  # the stored pairs, re-applied in the same form
+    assert assistant == loop[1]
+    assert answer["content"][0] == result
+    ((tool, call_id, _),) = text_results(answer)
+    assert tool == UNITS
+    assert call_id not in {each for _, each, _ in text_results(user)}
+
+
 def test_a_request_with_tools_keeps_its_tools_and_tool_choice(
     proxy: Proxy, upstream: RecordingServer
 ) -> None:
@@ -250,7 +346,7 @@ def test_errors_are_anthropic_shaped(
     tmp_path: Path, proxy: Proxy, rest_server: RecordingServer
 ) -> None:
     with pytest.raises(anthropic.BadRequestError) as bad:
-        client(proxy).messages.create(model="m", max_tokens=8, messages=[])
+        client(proxy).messages.create(model="m", max_tokens=8, messages="hi")  # type: ignore[arg-type]
     closed = ("--upstream", f"http://127.0.0.1:{free_port()}")
     with (
         running_proxy(dialect_manifest(rest_server.url), tmp_path / "closed", *closed) as down,

@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from agent_hooks.injection._ids import is_synthetic_call_id
+from agent_hooks.injection._text_form import read_tool_result_text
 from agent_hooks.serve._dialects import ANTHROPIC, RESPONSES
 
 __all__ = ["MODELS", "echo_app", "echo_text"]
@@ -29,23 +30,58 @@ __all__ = ["MODELS", "echo_app", "echo_text"]
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 
 
-def echo_text(messages: Sequence[Mapping[str, Any]]) -> str:
-    """One line per synthetic pair in ``messages``, or ``no synthetic pairs``."""
+def echo_text(messages: Sequence[Any]) -> str:
+    """One line per synthetic pair in ``messages``, or ``no synthetic pairs``.
+
+    Messages of any other shape are skipped: the proxy forwards messages it does not model as
+    they came (SPEC 15).
+    """
+    readable = [message for message in messages if isinstance(message, Mapping)]
     names = {
-        call["id"]: (call.get("function") or {}).get("name", "")
-        for message in messages
-        if message.get("role") == "assistant"
-        for call in message.get("tool_calls") or ()
+        call["id"]: _name(call.get("function"))
+        for message in readable
+        if message.get("role") == "assistant" and isinstance(message.get("tool_calls"), list)
+        for call in message["tool_calls"]
         if isinstance(call, Mapping) and isinstance(call.get("id"), str)
     }
     lines = [
         f"{names[message['tool_call_id']]}: {_one_line(message.get('content'))}"
-        for message in messages
+        for message in readable
         if message.get("role") == "tool"
-        and is_synthetic_call_id(message.get("tool_call_id"))
+        and isinstance(message.get("tool_call_id"), str)
+        and is_synthetic_call_id(message["tool_call_id"])
         and message.get("tool_call_id") in names
     ]
     return "\n".join(lines) or "no synthetic pairs"
+
+
+def _with_text_form_pairs(history: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``history`` with each synthetic pair a user message carries in text form (Anthropic with
+    thinking on, SPEC 15) also written as a pair after that message, so the echo lists it."""
+    out: list[Mapping[str, Any]] = []
+    for message in history:
+        out.append(message)
+        content = message.get("content")
+        if message.get("role") != "user" or not isinstance(content, list):
+            continue
+        for part in content:
+            read = (
+                read_tool_result_text(part.get("text", "")) if isinstance(part, Mapping) else None
+            )
+            if read is None or not is_synthetic_call_id(read[1]):
+                continue
+            name, call_id, text = read
+            call = {"id": call_id, "type": "function", "function": {"name": name}}
+            out += [
+                {"role": "assistant", "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": call_id, "content": text},
+            ]
+    return out
+
+
+def _name(function: Any) -> str:
+    name = function.get("name") if isinstance(function, Mapping) else None
+    return name if isinstance(name, str) else ""
 
 
 def _one_line(content: Any) -> str:
@@ -183,7 +219,7 @@ def _response_events(
 
 async def _messages(request: Request) -> Response:
     body = json.loads(await request.body())
-    text = echo_text(ANTHROPIC.parse(json.dumps(body).encode()).history)
+    text = echo_text(_with_text_form_pairs(ANTHROPIC.parse(json.dumps(body).encode()).history))
     message: dict[str, Any] = {
         "id": _fresh_id("msg_"),
         "type": "message",

@@ -115,6 +115,41 @@ async def test_the_hooks_first_time_pair_goes_after_the_first_user_item_before_r
     assert sent["tools"] == [{"type": "function", "name": "lookup"}]
 
 
+async def test_roles_items_and_fields_it_does_not_know_stay_in_place_untouched() -> None:
+    """SPEC 15: an item of an unknown type, a message of an unknown role or content, and fields
+    the proxy does not know pass through in place, unread; the pairs go where SPEC 4 says."""
+    unknown = [
+        {"type": "message", "role": "critic", "content": "too long"},
+        {"role": "user", "content": 3},
+        {"type": "compaction", "encrypted_content": "x==", "vendor": [1]},
+        "text",
+    ]
+    user = {**USER_ITEM, "vendor": {"b": 1, "a": 2}}
+    items = [unknown[0], user, *unknown[1:], ASSISTANT_ITEM]
+    raw = body(items)
+    parsed = RESPONSES.parse(raw)
+    assert [entry.item for entry in parsed.entries] == [1, 5]
+    manifest = {
+        "hooks": [
+            {"kind": "tool_call", "event": "on_request_start", "tool_name": "clock"},
+            {
+                "kind": "tool_call",
+                "event": "on_request_start",
+                "tool_name": "news",
+                "frequency": "always",
+            },
+        ]
+    }
+    run = await run_manifest(manifest, parsed.history, tools={"clock": "12:00", "news": "none"})
+    sent = forwarded(raw, [message.to_openai() for message in run.messages])["input"]
+    clock, news = sent[2:4], sent[-2:]
+    assert [item["name"] for item in (clock[0], news[0])] == ["clock", "news"]
+    assert sent == [unknown[0], user, *clock, *unknown[1:], ASSISTANT_ITEM, *news]
+    assert [json.dumps(item) for item in sent if item not in (*clock, *news)] == [
+        json.dumps(item) for item in items
+    ]
+
+
 def test_held_context_forwards_only_what_this_turn_changed() -> None:
     stored, replaced = pair("kb", "old"), pair("clock", "12:00")
     first, appended = pair("new", "1"), pair("kb", "changed")

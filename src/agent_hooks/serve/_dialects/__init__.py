@@ -4,7 +4,11 @@ One module per dialect; what they share (the request, answer and error contract,
 that writes pairs back without touching anything else) is in ``_base``.
 """
 
-from agent_hooks.serve._dialects._anthropic import ANTHROPIC, ANTHROPIC_COUNT_TOKENS
+from agent_hooks.serve._dialects._anthropic import (
+    ANTHROPIC,
+    ANTHROPIC_COUNT_TOKENS,
+    tool_result_text,
+)
 from agent_hooks.serve._dialects._base import (
     OPENAI_CREDENTIALS,
     RELAYED_MESSAGES,
@@ -40,4 +44,5 @@ __all__ = [
     "ToolDefinition",
     "Usage",
     "synthetic_call_id",
+    "tool_result_text",
 ]

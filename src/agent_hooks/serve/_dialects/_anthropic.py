@@ -3,14 +3,22 @@
 A message whose content is a string is one history message. Otherwise its ``tool_result`` blocks
 become tool messages, its ``tool_use`` blocks assistant messages with one tool call each (the
 ``input`` object as the arguments) and its ``text`` blocks one message of its role; images,
-documents, thinking and every other block stay where they were, untouched (SPEC 13). ``system``
-and every field but ``messages`` pass through; ``metadata.user_id`` plays the part of ``user``.
+documents, thinking and every other block stay where they were, untouched (SPEC 13), and so does
+every message that is not a ``user`` or ``assistant`` message with such a content (Claude Code's
+mid-conversation ``{"role": "system"}`` message, SPEC 15). ``system`` and every field but
+``messages`` pass through; ``metadata.user_id`` plays the part of ``user``.
 
 A pair is an assistant message with one ``tool_use`` block and a user message with one
 ``tool_result`` block. The API refuses tool blocks in a request that declares no tools
 ("Requests which include `tool_use` or `tool_result` blocks must define tools"), so a request
 without ``tools`` gets the definitions of its pairs' tools, and ``tool_choice: none`` so the model
 never calls a tool the client did not declare.
+
+With thinking on (``thinking.type`` other than ``disabled``), the last assistant message of the
+current tool cycle must start with the model's signed thinking block, so no synthetic
+``tool_use`` may sit there: the pairs the caller names in ``RenderContext.text_form`` are
+written as one text block appended to the user message they follow (SPEC 15), and declare no
+tool.
 """
 
 from __future__ import annotations
@@ -19,14 +27,15 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agent_hooks.injection._text_form import tool_result_text
 from agent_hooks.serve._dialects._base import (
     Answer,
     Credentials,
     Entry,
-    InvalidRequest,
     ParsedRequest,
     RenderContext,
     SSELines,
+    align,
     as_forwarded,
     forged_half,
     splice,
@@ -35,7 +44,13 @@ from agent_hooks.serve._dialects._base import (
 from agent_hooks.serve._dialects._chat import json_object, message_list
 from agent_hooks.serve._dialects._usage import Usage, anthropic_usage, find_usage
 
-__all__ = ["ANTHROPIC", "ANTHROPIC_COUNT_TOKENS", "AnthropicRequest", "anthropic_error_type"]
+__all__ = [
+    "ANTHROPIC",
+    "ANTHROPIC_COUNT_TOKENS",
+    "AnthropicRequest",
+    "anthropic_error_type",
+    "tool_result_text",
+]
 
 _CREDENTIALS = Credentials(
     "x-api-key",
@@ -84,27 +99,132 @@ class AnthropicRequest(ParsedRequest):
     def needs_tool_definitions(self) -> bool:
         return not self.body.get("tools")
 
+    @property
+    def thinking(self) -> bool:
+        """``thinking.type`` is anything but ``disabled`` (``enabled``, ``adaptive``: the
+        round-trip rules are the same for both)."""
+        thinking = self.body.get("thinking")
+        return isinstance(thinking, Mapping) and thinking.get("type") != "disabled"
+
+    @property
+    def cycle_start(self) -> int | None:
+        """The index of the last user message whose content is a string or holds a block that
+        is not a ``tool_result``; ``None`` when there is none."""
+        messages = self.body["messages"]
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if (
+                isinstance(message, Mapping)
+                and message.get("role") == "user"
+                and _opens_a_cycle(message.get("content"))
+            ):
+                return index
+        return None
+
+    def text_form_calls(self, history: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+        """With thinking on, the added pairs that would follow the message at
+        :attr:`cycle_start` or a later one (every added pair when there is none).
+
+        An added pair follows the client message the kept history message before it came
+        from; pairs after the last kept one follow every message (see :func:`splice`).
+        """
+        if not self.thinking:
+            return frozenset()
+        start = self.cycle_start
+        start = -1 if start is None else start
+        matches = align(self.history, history)
+        last_kept = max((at for at, match in enumerate(matches) if match is not None), default=-1)
+        last_item = len(self.body["messages"]) - 1
+        follows = -1
+        calls: set[str] = set()
+        for at, (message, match) in enumerate(zip(history, matches, strict=True)):
+            if match is not None:
+                follows = self.entries[match].item
+            elif (call_id := synthetic_call_id(message)) is not None and (
+                last_item if at > last_kept else follows
+            ) >= start:
+                calls.add(call_id)
+        return frozenset(calls)
+
     def render(self, history: Sequence[Mapping[str, Any]], context: RenderContext) -> bytes:
-        """Every field as it came, ``messages`` with the pairs in place; ``tools`` (and
-        ``tool_choice: none``) for the pairs' tools when the request declares none."""
+        """Every field as it came, ``messages`` with the pairs in place (those of
+        ``context.text_form`` as text blocks, :func:`_with_text_results`); ``tools`` (and
+        ``tool_choice: none``) for the other pairs' tools when the request declares none."""
+        text_form = context.text_form
+        names = _pair_names(history) if text_form or self.needs_tool_definitions() else {}
         messages = splice(
             self.body["messages"],
             self.entries,
             history,
-            render=lambda added: _pair_messages(as_forwarded(added, context.family)),
+            render=lambda added: _pair_messages(
+                as_forwarded(added, context.family), text_form, names
+            ),
             without_blocks=_without_blocks,
         )
+        if text_form:
+            messages = _with_text_results(messages)
         body = {**self.body, "messages": messages}
         if self.needs_tool_definitions():
-            names = dict.fromkeys(
-                message["tool_calls"][0]["function"]["name"]
-                for message in history
-                if message.get("role") == "assistant" and synthetic_call_id(message)
-            )
-            if names:
-                body["tools"] = [_definition(name, context) for name in names]
+            # sorted, so a definition's place changes only when a new tool first appears
+            declared = sorted({name for call_id, name in names.items() if call_id not in text_form})
+            if declared:
+                body["tools"] = [_definition(name, context) for name in declared]
                 body["tool_choice"] = {"type": "none"}
         return json.dumps(body, ensure_ascii=False).encode()
+
+
+def _opens_a_cycle(content: Any) -> bool:
+    """Whether a user message's content is more than tool results (a new turn of the user)."""
+    if isinstance(content, str):
+        return True
+    return isinstance(content, list) and any(
+        not (isinstance(block, Mapping) and block.get("type") == "tool_result") for block in content
+    )
+
+
+def _pair_names(history: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The function name of each synthetic call in ``history``, by call id, in order."""
+    return {
+        call_id: message["tool_calls"][0]["function"]["name"]
+        for message in history
+        if message.get("role") == "assistant" and (call_id := synthetic_call_id(message))
+    }
+
+
+class _TextResult:
+    """A pair in text form, waiting for the user message it joins (:func:`_with_text_results`)."""
+
+    __slots__ = ("block",)
+
+    def __init__(self, block: dict[str, Any]) -> None:
+        self.block = block
+
+
+def _with_text_results(messages: list[Any]) -> list[Any]:
+    """``messages`` with each text-form pair's block appended to the content of the user
+    message before it (a string content becomes a text block first).
+
+    When the message before it is not a user message whose content is a string or a list (an
+    assistant or ``system`` message, a content the dialect does not read, or nothing), a new
+    user message holding the block goes there instead: the pair still sits where SPEC 4 put it,
+    and no client message is changed but by an appended block.
+    """
+    out: list[Any] = []
+    for message in messages:
+        if not isinstance(message, _TextResult):
+            out.append(message)
+            continue
+        before = out[-1] if out else None
+        content = before.get("content") if isinstance(before, Mapping) else None
+        if isinstance(before, Mapping) and before.get("role") == "user" and content is not None:
+            if isinstance(content, str):
+                out[-1] = {**before, "content": [{"type": "text", "text": content}, message.block]}
+                continue
+            if isinstance(content, list):
+                out[-1] = {**before, "content": [*content, message.block]}
+                continue
+        out.append({"role": "user", "content": [message.block]})
+    return out
 
 
 def _definition(name: str, context: RenderContext) -> dict[str, Any]:
@@ -118,11 +238,16 @@ def _definition(name: str, context: RenderContext) -> dict[str, Any]:
     return definition
 
 
-def _pair_messages(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
-    """Added messages (synthetic pairs) as ``tool_use`` and ``tool_result`` messages."""
+def _pair_messages(
+    messages: Sequence[Mapping[str, Any]], text_form: frozenset[str], names: Mapping[str, str]
+) -> list[Any]:
+    """Added messages (synthetic pairs) as ``tool_use`` and ``tool_result`` messages; a pair in
+    ``text_form`` as one :class:`_TextResult` (its call message left out)."""
     rendered: list[Any] = []
     for message in messages:
         if message.get("role") == "assistant":
+            if synthetic_call_id(message) in text_form:
+                continue
             blocks = [
                 {
                     "type": "tool_use",
@@ -133,10 +258,13 @@ def _pair_messages(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
                 for call in message["tool_calls"]
             ]
             rendered.append({"role": "assistant", "content": blocks})
+        elif (call_id := message["tool_call_id"]) in text_form:
+            text = tool_result_text(names.get(call_id, ""), call_id, _text(message.get("content")))
+            rendered.append(_TextResult({"type": "text", "text": text}))
         else:
             result = {
                 "type": "tool_result",
-                "tool_use_id": message["tool_call_id"],
+                "tool_use_id": call_id,
                 "content": _text(message.get("content")),
             }
             rendered.append({"role": "user", "content": [result]})
@@ -191,17 +319,37 @@ def _entries(message: Mapping[str, Any], index: int) -> list[Entry]:
                 "content": _text(block.get("content")),
             }
             tools.append(Entry(answer, index, (at,)))
-        elif kind in ("tool_use", "tool_result"):
+        elif (forged := _forged_block(block, index, at)) is not None:
             # Not read (in the other role's message, malformed): kept, untouched, unless forged.
-            call_id = block.get("id" if kind == "tool_use" else "tool_use_id")
-            forged = forged_half(call_id, result=kind == "tool_result")
-            if forged is not None:
-                tools.append(Entry(forged, index, (at,)))
+            tools.append(forged)
     if texts or not tools:
         parts = [{"type": "text", "text": text} for _, text in texts]
         own = Entry({"role": role, "content": parts}, index, tuple(at for at, _ in texts))
         return [own, *tools] if role == "assistant" else [*tools, own]
     return tools
+
+
+def _forged_blocks(message: Any, index: int) -> list[Entry]:
+    """Forged halves for the synthetic ``tool_use``/``tool_result`` blocks of a message the
+    dialect does not read, so the removal of client pairs takes them out (SPEC 12.1)."""
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if not isinstance(content, list):
+        return []
+    return [
+        forged
+        for at, block in enumerate(content)
+        if isinstance(block, Mapping) and (forged := _forged_block(block, index, at)) is not None
+    ]
+
+
+def _forged_block(block: Mapping[str, Any], index: int, at: int) -> Entry | None:
+    """A forged half for a ``tool_use`` or ``tool_result`` block with a synthetic id."""
+    kind = block.get("type")
+    if kind not in ("tool_use", "tool_result"):
+        return None
+    call_id = block.get("id" if kind == "tool_use" else "tool_use_id")
+    forged = forged_half(call_id, result=kind == "tool_result")
+    return Entry(forged, index, (at,)) if forged is not None else None
 
 
 def _named_call(block: Mapping[str, Any]) -> bool:
@@ -219,25 +367,25 @@ class _AnthropicDialect:
     def parse(self, raw: bytes, *, deployment: str | None = None) -> AnthropicRequest:
         """Read a body.
 
+        Only ``user`` and ``assistant`` messages whose content is a string or a list of blocks
+        are read; every other message (a mid-conversation ``system`` message, a role or a
+        content the proxy does not know) stays in place, unread (SPEC 15).
+
         Raises:
-            InvalidRequest: not a JSON object, or ``messages`` is not a non-empty list of
-                ``user``/``assistant`` messages whose content is a string or a list of blocks.
+            InvalidRequest: not a JSON object, or ``messages`` is missing or not a list.
         """
         body = json_object(raw)
         messages = message_list(body)
         entries: list[Entry] = []
         for index, message in enumerate(messages):
             if (
-                not isinstance(message, Mapping)
-                or message.get("role") not in ("user", "assistant")
-                or not isinstance(message.get("content"), str | list)
+                isinstance(message, Mapping)
+                and message.get("role") in ("user", "assistant")
+                and isinstance(message.get("content"), str | list)
             ):
-                raise InvalidRequest(
-                    f"'messages.{index}' must have a role 'user' or 'assistant' and content"
-                    " that is a string or an array of blocks",
-                    code="invalid_messages",
-                )
-            entries += _entries(message, index)
+                entries += _entries(message, index)
+            else:
+                entries += _forged_blocks(message, index)
         return AnthropicRequest(body, entries)
 
     def error_body(

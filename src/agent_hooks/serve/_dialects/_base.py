@@ -121,8 +121,10 @@ class RenderContext:
 
     ``unsent`` holds call ids the upstream already holds (Responses with upstream-held context:
     stored pairs and pairs replaced in place), which are not forwarded again; ``tools`` the
-    definitions of the tools of the pairs, for dialects that must declare them; ``family`` the
-    model family whose rules the forwarded pairs follow (:func:`as_forwarded`, SPEC 15).
+    definitions of the tools of the pairs, for dialects that must declare them; ``text_form``
+    the call ids of pairs to forward in text form (SPEC 15, thinking: Anthropic renders each as
+    one text block, declares no tool for it); ``family`` the model
+    family whose rules the forwarded pairs follow (:func:`as_forwarded`, SPEC 15).
     """
 
     unsent: frozenset[str] = frozenset()
@@ -195,17 +197,6 @@ class ParsedRequest(abc.ABC):
             None,
         )
 
-    @property
-    def thinking(self) -> bool:
-        """Whether the model thinks and wants its signed thinking back in a tool loop
-        (Anthropic); synthetic calls then stay out of the current tool cycle."""
-        return False
-
-    @property
-    def cycle_start(self) -> int | None:
-        """The item after which the current tool cycle starts (Anthropic thinking)."""
-        return None
-
     names_answers = False
     """Whether answers carry an id a later request may name (Responses' response ids)."""
 
@@ -231,6 +222,27 @@ class ParsedRequest(abc.ABC):
     def needs_tool_definitions(self) -> bool:
         """Whether :meth:`render` must declare the tools of the pairs it forwards."""
         return False
+
+    @property
+    def thinking(self) -> bool:
+        """Whether the model thinks with the round-trip rules of Anthropic's thinking (a tool
+        cycle's last assistant message must start with its signed thinking block): no synthetic
+        tool call may then sit in the current tool cycle (SPEC 15)."""
+        return False
+
+    @property
+    def cycle_start(self) -> int | None:
+        """The item index where the current tool cycle starts: the last user item that holds
+        more than tool results; the cycle is everything after it. ``None`` when there is no
+        such item (then the whole history is the current cycle), or the dialect has no cycles.
+        """
+        return None
+
+    def text_form_calls(self, history: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+        """The call ids of the pairs ``history`` adds (the hooks' history, against the one read
+        from the body) that must go in text form this turn: with :attr:`thinking`, every added
+        pair placed after the client item at :attr:`cycle_start` or later. Empty by default."""
+        return frozenset()
 
     @abc.abstractmethod
     def render(self, history: Sequence[Mapping[str, Any]], context: RenderContext) -> bytes:
@@ -431,6 +443,7 @@ def splice(
     *,
     render: Callable[[list[Mapping[str, Any]]], list[_T]],
     without_blocks: Callable[[_T, frozenset[int]], _T | None],
+    matches: Sequence[int | None] | None = None,
 ) -> list[_T]:
     """The dialect items for ``after``, the hooks' history.
 
@@ -439,8 +452,10 @@ def splice(
     (``None`` when nothing is left). ``render`` writes the messages the hooks added, in runs. An
     item without entries stays before the next item that has one, so a reasoning item keeps the
     item it belongs to; items after the last kept one come before anything appended at the end.
+    ``matches`` is :func:`align` of the entries' messages and ``after``, when the caller has it.
     """
-    matches = align([entry.message for entry in entries], after)
+    if matches is None:
+        matches = align([entry.message for entry in entries], after)
     kept = {match for match in matches if match is not None}
     dropped_items: set[int] = set()
     dropped_blocks: dict[int, set[int]] = {}

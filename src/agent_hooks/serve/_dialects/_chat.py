@@ -1,8 +1,10 @@
 """Chat Completions (``POST /v1/chat/completions``): the history is the body's ``messages``.
 
-Only ``messages`` is ours; every other field passes through in its original key order. The final
-answer is the first choice's assistant message, read from the JSON or reassembled from the
-stream's deltas; an answer that asks for a tool call is not final.
+Each message that validates as a :class:`~agent_hooks.messages.Message` is a history message;
+any other (a role, a content or a shape the proxy does not know) stays where it was, untouched,
+unread by the hooks (SPEC 15). Only ``messages`` is ours; every other field passes through in
+its original key order. The final answer is the first choice's assistant message, read from the
+JSON or reassembled from the stream's deltas; an answer that asks for a tool call is not final.
 """
 
 from __future__ import annotations
@@ -18,26 +20,43 @@ from agent_hooks.serve._dialects._base import (
     OPENAI_CREDENTIALS,
     RELAYED_MESSAGES,
     Answer,
+    Entry,
     InvalidRequest,
     ParsedRequest,
     RenderContext,
     SSELines,
+    align,
     as_forwarded,
+    forged_half,
+    splice,
 )
 from agent_hooks.serve._dialects._usage import Usage, find_usage, openai_usage
+from agent_hooks.serve._families import Family
 from agent_hooks.serve._limits import check_message_count, load_json
 
 __all__ = ["CHAT", "ChatRequest"]
 
 
 class ChatRequest(ParsedRequest):
-    """A chat-completions body (plus ``model`` from DIAL's route) and its messages."""
+    """A chat-completions body (plus ``model`` from DIAL's route) and its messages.
+
+    When every message validates (the common case) the history is ``messages`` itself and is
+    written back whole. Otherwise ``entries`` says which messages the hooks read: a message
+    that does not validate (a role or a content the proxy does not know) has no history message
+    and stays in place, untouched, unless it carries a synthetic id (then a forged half stands
+    for it, so the removal of client pairs takes it out, SPEC 12.1).
+    """
 
     def __init__(
-        self, body: dict[str, Any], messages: list[dict[str, Any]], models: list[Message]
+        self,
+        body: dict[str, Any],
+        messages: list[Any],
+        models: list[Message],
+        entries: list[Entry] | None = None,
     ) -> None:
         self.body = body
-        self.history = messages
+        self.entries = entries
+        self.history = messages if entries is None else [entry.message for entry in entries]
         self.models = models
 
     @property
@@ -46,10 +65,101 @@ class ChatRequest(ParsedRequest):
         return user if isinstance(user, str) and user else None
 
     def render(self, history: Sequence[Mapping[str, Any]], context: RenderContext) -> bytes:
-        """Every field as it came, ``messages`` replaced by the hooks' history (its pairs as
-        the model family takes them)."""
-        messages = list(as_forwarded(history, context.family))
+        """Every field as it came, ``messages`` replaced by the hooks' history (its pairs as the
+        model family takes them), with the messages the hooks could not read back in their
+        places."""
+        if self.entries is None:
+            messages = list(as_forwarded(history, context.family))
+        else:
+            messages = self._spliced(history, context.family)
         return json.dumps({**self.body, "messages": messages}, ensure_ascii=False).encode()
+
+    def _spliced(self, history: Sequence[Mapping[str, Any]], family: Family) -> list[Any]:
+        assert self.entries is not None
+        # A kept message goes as the hooks returned it: the removal of client pairs may have
+        # taken a synthetic call out of it (a new dict), which the client's item still holds.
+        items = list(self.items)
+        matches = align(self.history, history)
+        for message, match in zip(history, matches, strict=True):
+            if match is not None and not self.entries[match].blocks:
+                items[self.entries[match].item] = message
+        return splice(
+            items,
+            self.entries,
+            history,
+            render=lambda added: list(as_forwarded(added, family)),
+            without_blocks=_without_calls,
+            matches=matches,
+        )
+
+
+def _without_calls(message: Any, calls: frozenset[int]) -> Any:
+    """An unread message less its forged tool calls (``calls`` are their positions); ``None``
+    when nothing is left, as :func:`remove_client_pairs` does for a message it reads."""
+    remaining = [call for at, call in enumerate(message["tool_calls"]) if at not in calls]
+    if remaining:
+        return {**message, "tool_calls": remaining}
+    if not message.get("content"):
+        return None
+    return {key: value for key, value in message.items() if key != "tool_calls"}
+
+
+def _forged_entries(message: Any, index: int) -> list[Entry]:
+    """Forged halves for an unread message that carries synthetic ids: its ``tool_call_id``
+    (the whole message), else each synthetic entry of its ``tool_calls``."""
+    if not isinstance(message, Mapping):
+        return []
+    forged = forged_half(message.get("tool_call_id"), result=True)
+    if forged is not None:
+        return [Entry(forged, index)]
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return []
+    return [
+        Entry(half, index, (at,))
+        for at, call in enumerate(calls)
+        if isinstance(call, Mapping)
+        and (half := forged_half(call.get("id"), result=False)) is not None
+    ]
+
+
+def _partly_read(body: dict[str, Any], messages: list[Any], error: ValidationError) -> ChatRequest:
+    """The request when some messages do not validate: those stay unread, in place."""
+    unread = _failing(error, range(len(messages)))
+    while True:
+        read = [index for index in range(len(messages)) if index not in unread]
+        try:
+            validated: list[Message] = RELAYED_MESSAGES.validate_python(
+                [messages[index] for index in read]
+            )
+        except ValidationError as again:  # not expected: each message validates on its own
+            unread |= _failing(again, read)
+        else:
+            break
+    models = iter(validated)
+    entries: list[Entry] = []
+    kept: list[Message] = []
+    for index, message in enumerate(messages):
+        if index not in unread:
+            entries.append(Entry(message, index))
+            kept.append(next(models))
+            continue
+        forged = _forged_entries(message, index)
+        entries += forged
+        if forged:
+            kept += RELAYED_MESSAGES.validate_python([entry.message for entry in forged])
+    return ChatRequest(body, messages, kept, entries)
+
+
+def _failing(error: ValidationError, indices: Sequence[int]) -> set[int]:
+    """The message indices (of ``indices``, which the validated list was made of) that
+    ``error`` names; all of them when it names none."""
+    failing = {
+        indices[first]
+        for each in error.errors()
+        if each["loc"] and isinstance(first := each["loc"][0], int)
+    }
+    return failing or set(indices)
 
 
 class _ChatDialect:
@@ -62,21 +172,19 @@ class _ChatDialect:
         """Parse and check a body; ``deployment`` (DIAL's route) becomes ``model`` when it has
         none.
 
+        Messages that do not validate are kept in place, unread (SPEC 15).
+
         Raises:
-            InvalidRequest: not a JSON object, or ``messages`` is not a non-empty list of
-                messages.
+            InvalidRequest: not a JSON object, or ``messages`` is not a list.
         """
         body = json_object(raw)
         messages = message_list(body)
         try:
             models: list[Message] = RELAYED_MESSAGES.validate_python(messages)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
-            raise InvalidRequest(
-                f"'messages.{where}': {first['msg']}", code="invalid_messages"
-            ) from exc
-        request = ChatRequest(body, messages, models)
+            request = _partly_read(body, messages, exc)
+        else:
+            request = ChatRequest(body, messages, models)
         if deployment is not None and not body.get("model"):
             body["model"] = deployment
             request.edited = True
@@ -130,15 +238,15 @@ def json_object(raw: bytes) -> dict[str, Any]:
 def message_list(body: Mapping[str, Any]) -> list[Any]:
     """The body's ``messages`` (Chat Completions and Anthropic Messages alike).
 
+    An empty list is served: whether it is a valid request is the upstream's call (SPEC 15).
+
     Raises:
-        InvalidRequest: ``messages`` is not a non-empty list.
+        InvalidRequest: ``messages`` is missing or not a list.
         BadRequest: more than 100,000 of them (SPEC 12.1).
     """
     messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise InvalidRequest(
-            "'messages' must be a non-empty array of messages", code="invalid_messages"
-        )
+    if not isinstance(messages, list):
+        raise InvalidRequest("'messages' must be an array of messages", code="invalid_messages")
     check_message_count(len(messages))
     return messages
 

@@ -9,8 +9,9 @@ upstream issued gets :data:`FINAL`; any other request gets a call to a harmless 
 itself declared (:data:`HARMLESS`). With Anthropic thinking on, every answer starts with a signed
 thinking block; a Responses request with ``reasoning`` gets a reasoning item before its item.
 
-``GET /_received`` lists every request (path, query, headers, raw body text, violations);
-``DELETE /_received`` forgets them. Anything else is recorded and answered 404.
+``GET /tool/preferences`` is the hook's REST tool: its answer numbers the call, so a hook that runs
+again changes its pair. ``GET /_received`` lists every request (path, query, headers, raw body
+text, violations); ``DELETE /_received`` forgets them. Anything else is recorded and answered 404.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from tests.agents.provider_rules import (
 
 FINAL = "SCRIPTED-FINAL: the tool loop is done."
 ASIDE = "Scripted aside"
+TOOL_PATH = "/tool/preferences"
 HARMLESS: dict[str, dict[str, Any]] = {
     "Bash": {"command": "echo scripted", "description": "Print a word"},
     "bash": {"command": "echo scripted", "description": "Print a word"},
@@ -375,6 +377,12 @@ async def received(request: Request) -> Response:
     return JSONResponse(_received)
 
 
+async def preferences(request: Request) -> Response:
+    await _record(request)
+    calls = sum(1 for entry in _received if entry["path"] == TOOL_PATH)
+    return JSONResponse({"units": "metric", "language": "en-GB", "call": calls})
+
+
 async def elsewhere(request: Request) -> Response:
     await _record(request)
     return JSONResponse({"error": {"message": f"no route {request.url.path}"}}, status_code=404)
@@ -387,6 +395,7 @@ def main() -> None:
             Route("/v1/messages/count_tokens", messages, methods=["POST"]),
             Route("/v1/responses", responses, methods=["POST"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route(TOOL_PATH, preferences, methods=["GET"]),
             Route("/_received", received, methods=["GET", "DELETE"]),
             Route("/{path:path}", elsewhere, methods=["GET", "POST", "PUT", "DELETE", "HEAD"]),
         ]

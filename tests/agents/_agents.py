@@ -3,13 +3,16 @@ line for a first turn and for a second turn of the same session.
 
 Every agent runs with ``HOME`` (and its config directories) in a fresh directory, a fake key, its
 base URL at the proxy, and telemetry, update checks, model-list fetches and plugin downloads off,
-so nothing leaves 127.0.0.1 (checked once per agent under ``strace -f -e trace=connect``).
+so nothing leaves 127.0.0.1: every run is traced (``strace -f``, the socket calls that name an
+address) and the addresses it reached are kept, DNS servers included.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -43,12 +46,19 @@ _QUIET_OPENCODE = {
 }
 
 
+LOCAL_ADDRESSES = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1"})
+_TRACED = "connect,sendto,sendmsg,sendmmsg"
+_ADDRESS = re.compile(r'inet_addr\("([^"]+)"\)|inet_pton\(AF_INET6, "([^"]+)"')
+
+
 @dataclass(frozen=True)
 class Run:
     argv: list[str]
     returncode: int
     stdout: str
     stderr: str
+    addresses: frozenset[str]
+    """Every IP address the agent and its children sent to or connected to."""
 
 
 @dataclass(frozen=True)
@@ -67,8 +77,12 @@ class Agent:
         env = {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8", **self.env}
         env.update(_CONFIGURE[self.program](self, proxy_url, home))
         argv = [str(AGENTS_BIN / self.program), *_ARGV[self.program](self, turn, PROMPTS[turn - 1])]
+        trace = home / f"trace-{turn}.txt"
+        strace = shutil.which("strace")
+        if strace is None:
+            raise RuntimeError("strace is missing: the agent tests trace what the agents reach")
         completed = subprocess.run(
-            argv,
+            [strace, "-f", "-qq", "-s", "0", "-e", f"trace={_TRACED}", "-o", str(trace), *argv],
             cwd=workdir,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -77,7 +91,8 @@ class Agent:
             timeout=RUN_TIMEOUT_SECONDS,
             check=False,
         )
-        return Run(argv, completed.returncode, completed.stdout, completed.stderr)
+        found = {a or b for a, b in _ADDRESS.findall(trace.read_text(errors="replace"))}
+        return Run(argv, completed.returncode, completed.stdout, completed.stderr, frozenset(found))
 
 
 def _claude_env(agent: Agent, proxy_url: str, home: Path) -> dict[str, str]:

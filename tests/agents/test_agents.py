@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests._support.manifests import hook
-from tests.agents._agents import AGENTS, Agent, Run
+from tests.agents._agents import AGENTS, LOCAL_ADDRESSES, Agent, Run
 from tests.agents.scripted_upstream import FINAL, TOOL_PATH
 from tests.serve._proxy import running_proxy
 from tests.servers.fixtures import RecordingServer
@@ -144,6 +144,13 @@ def test_each_run_exits_0_with_the_scripted_answer(transcript: Transcript) -> No
     for run in transcript.runs:
         assert run.returncode == 0, transcript.explain()
         assert FINAL in run.stdout, transcript.explain()
+
+
+def test_nothing_leaves_127_0_0_1(transcript: Transcript) -> None:
+    """No telemetry, update check, model list or download: not even a DNS query."""
+    for run in transcript.runs:
+        assert run.addresses, "the trace saw no socket call"
+        assert run.addresses <= LOCAL_ADDRESSES, transcript.explain()
 
 
 def test_no_request_breaks_a_provider_rule(transcript: Transcript) -> None:

@@ -88,6 +88,33 @@ class Transcript:
     root: Path
     """Where the runs happened; ``received.json`` there holds every request the upstream got."""
 
+    @classmethod
+    def record(
+        cls, agent: Agent, runs: list[Run], upstream: RecordingServer, proxy_log: str, root: Path
+    ) -> Transcript:
+        received = upstream.received()
+        (root / "received.json").write_text(json.dumps(received, indent=1))
+        return cls(agent, runs, received, proxy_log, root)
+
+    def violations(self) -> list[tuple[str, list[str]]]:
+        return [(r["path"], r["violations"]) for r in self.received if r["violations"]]
+
+    def first_change(self) -> str | None:
+        """Where a main-loop request first differs from the one before, if it does."""
+        histories = [_history(body) for body in self.model_requests()]
+        for number, (before, after) in enumerate(itertools.pairwise(histories), 1):
+            changed = next(
+                (i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b), None
+            )
+            if changed is not None:
+                return (
+                    f"request {number + 1} changes item {changed} of request {number}:\n"
+                    f"- {before[changed][:600]}\n+ {after[changed][:600]}"
+                )
+            if len(after) < len(before):
+                return f"request {number + 1} is shorter than request {number}"
+        return None
+
     def model_requests(self) -> list[dict[str, Any]]:
         """The bodies of the agent's main loop: requests on its route that declare tools (titles
         and other side requests declare none)."""
@@ -118,17 +145,19 @@ def transcript(
     upstream = RecordingServer(_scripted_process)
     upstream.forget()
     root = tmp_path_factory.mktemp(agent.id)
+    options = ("--upstream", _scripted_process, "--state", f"sqlite:///{root}/state.db")
+    with running_proxy(manifest(_scripted_process), root / "proxy", *options) as proxy:
+        runs = _two_turns(agent, proxy.url, root)
+        log = proxy.log()
+    return Transcript.record(agent, runs, upstream, log, root)
+
+
+def _two_turns(agent: Agent, base_url: str, root: Path) -> list[Run]:
     home, workdir = root / "home", root / "work"
     home.mkdir()
     workdir.mkdir()
     (workdir / "notes.txt").write_text("a file for the agent to find\n")
-    options = ("--upstream", _scripted_process, "--state", f"sqlite:///{root}/state.db")
-    with running_proxy(manifest(_scripted_process), root / "proxy", *options) as proxy:
-        runs = [agent.run(turn, proxy.url, home, workdir) for turn in (1, 2)]
-        log = proxy.log()
-    received = upstream.received()
-    (root / "received.json").write_text(json.dumps(received, indent=1))
-    return Transcript(agent, runs, received, log, root)
+    return [agent.run(turn, base_url, home, workdir) for turn in (1, 2)]
 
 
 @pytest.fixture(autouse=True)
@@ -154,8 +183,7 @@ def test_nothing_leaves_127_0_0_1(transcript: Transcript) -> None:
 
 
 def test_no_request_breaks_a_provider_rule(transcript: Transcript) -> None:
-    broken = [(r["path"], r["violations"]) for r in transcript.received if r["violations"]]
-    assert not broken, transcript.explain()
+    assert not transcript.violations(), transcript.explain()
 
 
 def test_both_turns_complete_a_tool_loop(transcript: Transcript) -> None:
@@ -180,17 +208,29 @@ def test_each_forwarded_history_extends_the_one_before(transcript: Transcript) -
     """Request n+1's messages (input) start with request n's, item for item, as JSON text;
     ``cache_control`` and a one-text-block content written as its string do not count (the
     client moves its own breakpoints, SPEC 15)."""
-    histories = [_history(body) for body in transcript.model_requests()]
-    assert len(histories) >= 2, transcript.explain()
-    for number, (before, after) in enumerate(itertools.pairwise(histories), 1):
-        changed = next(
-            (i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b), None
-        )
-        detail = f"request {number + 1} changes item {changed} of request {number}:\n"
-        if changed is not None:
-            detail += f"- {before[changed][:600]}\n+ {after[changed][:600]}"
-        assert changed is None, detail
-        assert len(after) >= len(before), detail
+    assert len(transcript.model_requests()) >= 2, transcript.explain()
+    change = transcript.first_change()
+    assert change is None, change
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=[agent.id for agent in AGENTS])
+def test_without_the_proxy_each_agent_passes_the_same_checks(
+    agent: Agent,
+    agents_installed: Path,
+    scripted_upstream: RecordingServer,
+    tmp_path: Path,
+) -> None:
+    """The control: straight at the scripted upstream every agent keeps the rules and its own
+    prefix, so what fails through the proxy is the proxy's doing."""
+    runs = _two_turns(agent, scripted_upstream.url, tmp_path)
+    transcript = Transcript.record(agent, runs, scripted_upstream, "(no proxy)", tmp_path)
+    for run in runs:
+        assert run.returncode == 0, transcript.explain()
+        assert FINAL in run.stdout, transcript.explain()
+        assert run.addresses <= LOCAL_ADDRESSES, transcript.explain()
+    assert not transcript.violations(), transcript.explain()
+    assert len(transcript.model_requests()) >= 4, transcript.explain()
+    assert transcript.first_change() is None, transcript.first_change()
 
 
 def _history(body: dict[str, Any]) -> list[str]:

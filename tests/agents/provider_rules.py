@@ -24,11 +24,14 @@ THINKING_ON = ("enabled", "adaptive")
 
 @dataclass
 class Issued:
-    """What the upstream handed out: thinking signatures, and the reasoning item each item it
-    issued after one belongs to (item id -> reasoning id)."""
+    """What the upstream handed out, which must come back unmodified."""
 
-    signatures: set[str] = field(default_factory=set)
+    thoughts: dict[str, str] = field(default_factory=dict)
+    """Thinking signature -> the thinking text it signs."""
     reasoning_of: dict[str, str] = field(default_factory=dict)
+    """Item id -> the id of the reasoning item it was issued after."""
+    encrypted: dict[str, str] = field(default_factory=dict)
+    """Reasoning item id -> its encrypted content."""
 
 
 def model_name(body: Mapping[str, Any]) -> str:
@@ -127,6 +130,9 @@ def responses_violations(body: Mapping[str, Any], issued: Issued) -> list[str]:
             found.append(f"responses: function_call_output {item.get('call_id')!r} has no call")
         if kind == "reasoning" and not _follows_reasoning(items[index + 1 : index + 2]):
             found.append(f"responses: reasoning item {index} is not followed by its item")
+        sealed = issued.encrypted.get(str(item.get("id")))
+        if kind == "reasoning" and sealed is not None and item.get("encrypted_content") != sealed:
+            found.append(f"responses: reasoning item {item.get('id')!r} came back modified")
         owner = issued.reasoning_of.get(str(item.get("id")))
         if owner is not None:
             before = items[index - 1] if index else {}
@@ -236,8 +242,12 @@ def _anthropic_thinking(messages: list[dict[str, Any]], issued: Issued) -> Itera
             f"`{first.get('type')}`. When `thinking` is enabled, a final `assistant` message "
             "must start with a thinking block"
         )
-    elif first.get("type") == "thinking" and first.get("signature") not in issued.signatures:
-        yield f"anthropic: thinking block with a signature never issued: {first.get('signature')!r}"
+    elif first.get("type") == "thinking":
+        signed = issued.thoughts.get(str(first.get("signature")))
+        if signed is None:
+            yield f"anthropic: thinking signature never issued: {first.get('signature')!r}"
+        elif first.get("thinking") != signed:
+            yield "anthropic: Invalid `signature` in `thinking` block (its text was modified)"
 
 
 def _count_cache_control(value: Any) -> int:

@@ -119,8 +119,9 @@ async def messages(request: Request) -> Response:
     blocks: list[dict[str, Any]] = []
     if (body.get("thinking") or {}).get("type") in THINKING_ON:
         signature = f"scripted-signature-{next(_counter)}"
-        _issued.signatures.add(signature)
-        blocks.append({"type": "thinking", "thinking": "Scripted thought.", "signature": signature})
+        thought = f"Scripted thought {signature}."
+        _issued.thoughts[signature] = thought
+        blocks.append({"type": "thinking", "thinking": thought, "signature": signature})
     if isinstance(plan, str):
         blocks.append({"type": "text", "text": plan})
     else:
@@ -223,6 +224,7 @@ async def responses(request: Request) -> Response:
         reasoning: dict[str, Any] = {"type": "reasoning", "id": f"rs_scripted{n}", "summary": []}
         if "reasoning.encrypted_content" in (body.get("include") or []):
             reasoning["encrypted_content"] = f"scripted-encrypted-{n}"
+            _issued.encrypted[reasoning["id"]] = reasoning["encrypted_content"]
         _issued.reasoning_of[item["id"]] = reasoning["id"]
         output.append(reasoning)
     output.append(item)

@@ -27,7 +27,7 @@ _NOT_YET = "SPEC 15 not merged yet: "
 _SYSTEM_ROLE = (
     "system-role passthrough: the Messages route answers 400 \"'messages.1' must have a role "
     "'user' or 'assistant'\" to the {\"role\": \"system\"} message Claude Code's default model "
-    "sends, before any hook runs"
+    "sends, before any hook runs (past that, its adaptive thinking needs the thinking text form)"
 )
 _THINKING = (
     "thinking text form: with thinking on, the hook's tool_use is the last assistant message of "

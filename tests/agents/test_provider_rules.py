@@ -114,6 +114,11 @@ SYNTHETIC_OUTPUT = {"type": "function_call_output", "call_id": "ah_1", "output":
         pytest.param([INPUT, REASONING, ANSWER], None, id="reasoning-then-message"),
         pytest.param([INPUT, REASONING], "not followed by its item", id="reasoning-last"),
         pytest.param(
+            [INPUT, {**REASONING, "encrypted_content": "f"}, CALL, OUTPUT],
+            "came back modified",
+            id="reasoning-modified",
+        ),
+        pytest.param(
             [INPUT, REASONING, SYNTHETIC_OUTPUT, CALL, OUTPUT],
             "not followed by its item",
             id="pair-output-after-reasoning",
@@ -131,7 +136,7 @@ SYNTHETIC_OUTPUT = {"type": "function_call_output", "call_id": "ah_1", "output":
     ],
 )
 def test_responses_rules(items: list[dict[str, Any]], violation: str | None) -> None:
-    issued = Issued(reasoning_of={"fc_1": "rs_1"})
+    issued = Issued(reasoning_of={"fc_1": "rs_1"}, encrypted={"rs_1": "e"})
     _assert_found(responses_violations({"model": "gpt-5", "input": items}, issued), violation)
 
 
@@ -230,6 +235,13 @@ MANUAL = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
             id="unknown-signature",
         ),
         pytest.param(
+            _messages(
+                _says({**_thinking(), "thinking": "edited"}, _use()), _hears(_result()), **MANUAL
+            ),
+            "text was modified",
+            id="thinking-modified",
+        ),
+        pytest.param(
             _messages(_says(_use()), _hears(_result()), _says(TEXT), USER, **ADAPTIVE),
             None,
             id="earlier-turn-without-thinking",
@@ -252,7 +264,7 @@ MANUAL = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
     ],
 )
 def test_messages_rules(body: dict[str, Any], violation: str | None) -> None:
-    _assert_found(messages_violations(body, "", Issued(signatures={"sig-1"})), violation)
+    _assert_found(messages_violations(body, "", Issued(thoughts={"sig-1": "hm"})), violation)
 
 
 def test_a_system_role_message_is_accepted_with_its_beta() -> None:

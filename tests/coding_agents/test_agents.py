@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from tests._support.manifests import hook
-from tests.agents._agents import AGENTS, LOCAL_ADDRESSES, Agent, Run
-from tests.agents.scripted_upstream import FINAL, TOOL_PATH
+from tests.coding_agents._agents import AGENTS, LOCAL_ADDRESSES, Agent, Run
+from tests.coding_agents.scripted_upstream import FINAL, TOOL_PATH
 from tests.serve._proxy import running_proxy
 from tests.servers.fixtures import RecordingServer
 

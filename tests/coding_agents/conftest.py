@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents._agents import AGENTS_BIN, REPO
+from tests.coding_agents._agents import AGENTS_BIN, REPO
 from tests.servers.fixtures import RecordingServer
 from tests.servers.processes import free_port, running_server
 
@@ -27,7 +27,7 @@ def agents_installed() -> Path:
 def _scripted_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     log = tmp_path_factory.mktemp("scripted") / "server.log"
-    args = ["-m", "tests.agents.scripted_upstream", str(port)]
+    args = ["-m", "tests.coding_agents.scripted_upstream", str(port)]
     env = {"PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     with running_server(args, port=port, log_path=log, env=env) as url:
         yield url

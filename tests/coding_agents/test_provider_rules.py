@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.agents.provider_rules import (
+from tests.coding_agents.provider_rules import (
     Issued,
     chat_violations,
     messages_violations,

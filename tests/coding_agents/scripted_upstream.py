@@ -1,7 +1,7 @@
 """A model upstream for the real agents: it plays a scripted tool loop and refuses, in each
 provider's own 400 shape, every request that breaks a rule of ``provider_rules``.
 
-Run as ``python -m tests.agents.scripted_upstream PORT`` (from the repository root). Routes:
+Run as ``python -m tests.coding_agents.scripted_upstream PORT`` (from the repository root). Routes:
 ``POST /v1/messages`` (and ``/v1/messages/count_tokens``), ``/v1/responses``,
 ``/v1/chat/completions``, streamed or not. The script, per request: a request without tools gets
 :data:`ASIDE` (titles, summaries); a request whose history ends with the result of a call this
@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.agents.provider_rules import (
+from tests.coding_agents.provider_rules import (
     THINKING_ON,
     Issued,
     chat_violations,

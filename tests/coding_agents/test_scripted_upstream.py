@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from tests.agents.scripted_upstream import ASIDE, FINAL
+from tests.coding_agents.scripted_upstream import ASIDE, FINAL
 from tests.servers.fixtures import RecordingServer
 
 TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}]

@@ -9,9 +9,10 @@ upstream issued gets :data:`FINAL`; any other request gets a call to a harmless 
 itself declared (:data:`HARMLESS`). With Anthropic thinking on, every answer starts with a signed
 thinking block; a Responses request with ``reasoning`` gets a reasoning item before its item.
 
-``GET /tool/preferences`` is the hook's REST tool: its answer numbers the call, so a hook that runs
-again changes its pair. ``GET /_received`` lists every request (path, query, headers, raw body
-text, violations); ``DELETE /_received`` forgets them. Anything else is recorded and answered 404.
+``GET /tool/preferences`` is the hook's REST tool: its answer numbers the call (``hook-call-N``),
+so a hook that runs again changes its pair, and each forwarded request shows which call it got.
+``GET /_received`` lists every request (path, query, headers, raw body text, violations);
+``DELETE /_received`` forgets them. Anything else is recorded and answered 404.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from tests.coding_agents.provider_rules import (
 FINAL = "SCRIPTED-FINAL: the tool loop is done."
 ASIDE = "Scripted aside"
 TOOL_PATH = "/tool/preferences"
+STAMP = "hook-call-"
+"""Each answer of the tool carries ``hook-call-N``, N counting its calls."""
 HARMLESS: dict[str, dict[str, Any]] = {
     "Bash": {"command": "echo scripted", "description": "Print a word"},
     "bash": {"command": "echo scripted", "description": "Print a word"},
@@ -263,7 +266,7 @@ async def received(request: Request) -> Response:
 async def preferences(request: Request) -> Response:
     await _record(request)
     calls = sum(1 for entry in _received if entry["path"] == TOOL_PATH)
-    return JSONResponse({"units": "metric", "language": "en-GB", "call": calls})
+    return JSONResponse({"units": "metric", "language": "en-GB", "stamp": f"{STAMP}{calls}"})
 
 
 async def elsewhere(request: Request) -> Response:

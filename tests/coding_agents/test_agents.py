@@ -18,11 +18,12 @@ import pytest
 
 from tests._support.manifests import hook
 from tests.coding_agents._agents import AGENTS, LOCAL_ADDRESSES, Agent, Run
-from tests.coding_agents.scripted_upstream import FINAL, TOOL_PATH
+from tests.coding_agents.scripted_upstream import FINAL, STAMP, TOOL_PATH
 from tests.serve._proxy import running_proxy
 from tests.servers.fixtures import RecordingServer
 
 SYNTHETIC_ID = re.compile(r"ah_[0-9a-f]{8}_[0-9a-f]{6}")
+_STAMPED = re.compile(re.escape(STAMP) + r"[0-9]+")
 _NOT_YET = "SPEC 15 not merged yet: "
 _SYSTEM_ROLE = (
     "system-role passthrough: the Messages route answers 400 \"'messages.1' must have a role "
@@ -124,6 +125,13 @@ class Transcript:
     def hook_calls(self) -> int:
         return sum(1 for r in self.received if r["path"] == TOOL_PATH)
 
+    def hook_answers(self, bodies: list[dict[str, Any]]) -> set[str]:
+        """The hook's answers (``hook-call-N``) that reached these requests."""
+        return {found for body in bodies for found in _STAMPED.findall(json.dumps(body))}
+
+    def all_requests(self) -> list[dict[str, Any]]:
+        return [json.loads(r["text"]) for r in self.received if r["path"] == self.agent.route]
+
     def explain(self) -> str:
         runs = "\n".join(
             f"$ {' '.join(run.argv[1:])}\nexit {run.returncode}\n{run.stdout[-1500:]}\n"
@@ -199,9 +207,13 @@ def test_the_hook_pair_reaches_the_upstream(transcript: Transcript) -> None:
 
 def test_the_ttl_hook_runs_once_across_both_turns(transcript: Transcript) -> None:
     """State is kept through the agent's own session id (the proxy does not forward it, so the
-    upstream cannot see it): one call, then fresh for 10 minutes."""
-    assert transcript.model_requests(), transcript.explain()
-    assert transcript.hook_calls() == 1, transcript.explain()
+    upstream cannot see it): one call, then fresh for 10 minutes. A side request with another
+    first user message is a conversation of its own (SPEC 15's state key) with a call of its own:
+    opencode's title request."""
+    main_loop = transcript.hook_answers(transcript.model_requests())
+    everywhere = transcript.hook_answers(transcript.all_requests())
+    assert transcript.hook_calls() == len(everywhere), transcript.explain()
+    assert len(main_loop) == 1, f"the main loop got {sorted(main_loop)}\n{transcript.explain()}"
 
 
 def test_each_forwarded_history_extends_the_one_before(transcript: Transcript) -> None:

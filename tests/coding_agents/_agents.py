@@ -69,6 +69,8 @@ class Agent:
     program: str
     route: str
     """The upstream path its model requests take."""
+    session_header: str
+    """The header that carries its own session id (the proxy does not forward it)."""
     model: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
 
@@ -158,22 +160,11 @@ def _opencode_argv(agent: Agent, turn: int, prompt: str) -> list[str]:
 _CONFIGURE = {"claude": _claude_env, "codex": _codex_env, "opencode": _opencode_env}
 _ARGV = {"claude": _claude_argv, "codex": _codex_argv, "opencode": _opencode_argv}
 
+_CLAUDE = ("claude", "/v1/messages", "x-claude-code-session-id")
 AGENTS = (
-    Agent("claude-default", "claude", "/v1/messages"),
-    Agent(
-        "claude-thinking",
-        "claude",
-        "/v1/messages",
-        model="claude-sonnet-4-5",
-        env={"MAX_THINKING_TOKENS": "4000"},
-    ),
-    Agent(
-        "claude-no-thinking",
-        "claude",
-        "/v1/messages",
-        model="claude-sonnet-4-5",
-        env={"MAX_THINKING_TOKENS": "0"},
-    ),
-    Agent("codex", "codex", "/v1/responses"),
-    Agent("opencode", "opencode", "/v1/chat/completions"),
+    Agent("claude-default", *_CLAUDE),
+    Agent("claude-thinking", *_CLAUDE, "claude-sonnet-4-5", {"MAX_THINKING_TOKENS": "4000"}),
+    Agent("claude-no-thinking", *_CLAUDE, "claude-sonnet-4-5", {"MAX_THINKING_TOKENS": "0"}),
+    Agent("codex", "codex", "/v1/responses", "session-id"),
+    Agent("opencode", "opencode", "/v1/chat/completions", "x-session-id"),
 )

@@ -243,6 +243,13 @@ def test_without_the_proxy_each_agent_passes_the_same_checks(
     assert not transcript.violations(), transcript.explain()
     assert len(transcript.model_requests()) >= 4, transcript.explain()
     assert transcript.first_change() is None, transcript.first_change()
+    sessions = [
+        r["headers"].get(agent.session_header)
+        for r in transcript.received
+        if r["path"] == agent.route
+    ]
+    assert None not in sessions, sessions  # its own session id on every request,
+    assert len(set(sessions)) == 1, sessions  # the same on the resumed turn
 
 
 def _history(body: dict[str, Any]) -> list[str]:

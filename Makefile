@@ -3,8 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+AGENTS_DIR := .agents
+AGENTS_STAMP := $(AGENTS_DIR)/.installed-stamp
+AGENTS_LOCK := tests/coding_agents/npm/package-lock.json
 
-.PHONY: install test lint format dump_app_schema check_schema docs run serve bench
+.PHONY: install agents test lint format dump_app_schema check_schema docs run serve bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -12,7 +15,20 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,integrations,fast]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# The coding agents tests/coding_agents runs through serve (Claude Code, Codex, opencode), pinned
+# by tests/coding_agents/npm/package-lock.json, into the git-ignored .agents/ (about 1 GB).
+# npm install, not npm ci: ci refuses a lock that lacks an optional platform package the registry
+# did not serve when it was written (opencode's darwin/windows/arm builds); versions stay exact.
+$(AGENTS_STAMP): tests/coding_agents/npm/package.json $(AGENTS_LOCK)
+	@echo "installing the pinned agents of tests/coding_agents into $(AGENTS_DIR)/ (npm install)"
+	@mkdir -p $(AGENTS_DIR)
+	@cp tests/coding_agents/npm/package.json $(AGENTS_LOCK) $(AGENTS_DIR)/
+	@cd $(AGENTS_DIR) && npm install --no-audit --no-fund --loglevel=error >/dev/null
+	@touch $(AGENTS_STAMP)
+
+agents: $(AGENTS_STAMP)
+
+install: $(STAMP) $(AGENTS_STAMP)
 
 test: install
 	$(BIN)/python -m pytest

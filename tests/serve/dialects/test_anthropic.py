@@ -16,7 +16,7 @@ from agent_hooks.serve._dialects import (
     ToolDefinition,
     synthetic_call_id,
 )
-from agent_hooks.serve._tenancy import remove_client_pairs
+from agent_hooks.state._conversation import without_client_pairs as remove_client_pairs
 from agent_hooks.testing import run_manifest
 from tests._support import pair
 

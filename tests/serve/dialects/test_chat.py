@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agent_hooks.serve._dialects import CHAT, RenderContext
 from agent_hooks.serve._errors import BadRequest
-from agent_hooks.serve._tenancy import remove_client_pairs
+from agent_hooks.state._conversation import without_client_pairs as remove_client_pairs
 from agent_hooks.testing import run_manifest
 from tests.serve.test_conversation import pair
 

@@ -95,7 +95,8 @@ class ChatRequest(ParsedRequest):
 
 def _without_calls(message: Any, calls: frozenset[int]) -> Any:
     """An unread message less its forged tool calls (``calls`` are their positions); ``None``
-    when nothing is left, as :func:`remove_client_pairs` does for a message it reads."""
+    when nothing is left, as the conversation core's ``without_client_pairs`` does for a message
+    it reads."""
     remaining = [call for at, call in enumerate(message["tool_calls"]) if at not in calls]
     if remaining:
         return {**message, "tool_calls": remaining}

@@ -16,6 +16,7 @@ import pytest
 
 from agent_hooks.serve._dialects import ANTHROPIC, RenderContext, tool_result_text
 from agent_hooks.testing import run_manifest
+from tests._support import pair
 from tests.serve.dialects.test_anthropic import (
     ASSISTANT,
     RESULT,
@@ -23,7 +24,6 @@ from tests.serve.dialects.test_anthropic import (
     body,
     pair_messages_with_id,
 )
-from tests.serve.test_conversation import pair
 
 ENABLED = {"type": "enabled", "budget_tokens": 1024}
 ADAPTIVE = {"type": "adaptive"}

@@ -13,7 +13,7 @@ from agent_hooks.serve._dialects import CHAT, RenderContext
 from agent_hooks.serve._errors import BadRequest
 from agent_hooks.state._conversation import without_client_pairs as remove_client_pairs
 from agent_hooks.testing import run_manifest
-from tests.serve.test_conversation import pair
+from tests._support import pair
 
 BODY = {
     "model": "gpt-x",

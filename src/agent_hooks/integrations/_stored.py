@@ -31,6 +31,7 @@ from agent_hooks.state._conversation import (
     StoredPair,
     collect_pairs,
     conversation_key,
+    log_dropped,
     reapply,
     without_client_pairs,
 )
@@ -138,12 +139,7 @@ async def run_with_pairs(
         hook_prefixes=prefixes,
         build=Message.model_validate,
     )
-    if reapplied.anchor_changed or reapplied.hook_gone:
-        logger.info(
-            "stored pairs dropped: %d whose client message changed, %d of no current hook",
-            reapplied.anchor_changed,
-            reapplied.hook_gone,
-        )
+    log_dropped(reapplied, logger)
     run = await runner.run(HookEvent.ON_REQUEST_START, reapplied.history, request=request)
 
     async def save() -> None:

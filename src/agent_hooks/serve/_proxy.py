@@ -53,6 +53,7 @@ from agent_hooks.state._conversation import (
     collect_pairs,
     conversation_key,
     conversation_source,
+    log_dropped,
     reapply,
     without_client_pairs,
 )
@@ -166,12 +167,7 @@ class HooksProxy:
             held=parsed.held,
             build=_same,
         )
-        if reapplied.anchor_changed or reapplied.hook_gone:
-            logger.info(
-                "stored pairs dropped: %d whose client message changed, %d of no current hook",
-                reapplied.anchor_changed,
-                reapplied.hook_gone,
-            )
+        log_dropped(reapplied, logger)
         hooks_input = reapplied.history
         history: list[dict[str, Any]] = hooks_input
         records: list[HookRunRecord] = []

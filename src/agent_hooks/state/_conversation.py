@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar
 
@@ -39,6 +40,7 @@ __all__ = [
     "conversation_key",
     "conversation_source",
     "digest",
+    "log_dropped",
     "pair_half",
     "reapply",
     "without_client_pairs",
@@ -221,6 +223,17 @@ class Reapplied(NamedTuple):
     kept: list[StoredPair]
     anchor_changed: int
     hook_gone: int
+
+
+def log_dropped(reapplied: Reapplied, logger: logging.Logger) -> None:
+    """One INFO line for a turn whose stored pairs were not all re-applied (``serve`` and the
+    adapters alike): an operator sees why a hook's content is gone."""
+    if reapplied.anchor_changed or reapplied.hook_gone:
+        logger.info(
+            "stored pairs dropped: %d whose client message changed, %d of no current hook",
+            reapplied.anchor_changed,
+            reapplied.hook_gone,
+        )
 
 
 def reapply(

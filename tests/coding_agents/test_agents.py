@@ -24,16 +24,6 @@ from tests.servers.fixtures import RecordingServer
 
 SYNTHETIC_ID = re.compile(r"ah_[0-9a-f]{8}_[0-9a-f]{6}")
 _STAMPED = re.compile(re.escape(STAMP) + r"[0-9]+")
-_FAILS_TODAY = {
-    "claude-default": {
-        "test_each_forwarded_history_extends_the_one_before": (
-            "the first user message, to which the turn's text-form pair is appended (adaptive"
-            " thinking), is not the same on the second request as on the first; the cause is"
-            " not diagnosed yet"
-        ),
-    },
-}
-"""agent id -> test -> why the check fails today (a strict xfail: it must fail)."""
 
 
 def manifest(tool_url: str) -> dict[str, Any]:
@@ -133,15 +123,6 @@ def _two_turns(agent: Agent, base_url: str, root: Path) -> list[Run]:
     workdir.mkdir()
     (workdir / "notes.txt").write_text("a file for the agent to find\n")
     return [agent.run(turn, base_url, home, workdir) for turn in (1, 2)]
-
-
-@pytest.fixture(autouse=True)
-def _known_failures(request: pytest.FixtureRequest) -> None:
-    if "transcript" not in request.fixturenames:
-        return
-    reason = _FAILS_TODAY.get(request.node.callspec.id, {}).get(request.node.originalname)
-    if reason is not None:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
 
 
 def test_each_run_exits_0_with_the_scripted_answer(transcript: Transcript) -> None:

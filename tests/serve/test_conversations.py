@@ -292,3 +292,45 @@ def test_every_route_keeps_state_and_the_forwarded_prefix(
         ]
     assert_prefix_kept(canonical)
     assert len(requests[-1]) == len(turns[-1][field]) + 2  # one pair, where it first went
+
+
+def test_claude_codes_trailing_system_message_does_not_move_the_text_form_pair(
+    proxy: Proxy, upstream: RecordingServer, rest_server: RecordingServer
+) -> None:
+    """Claude Code's first request ends with a ``system`` message after the user's; with
+    thinking on, the pair goes in text form into that user message, before the system message
+    (its anchor), where it is again when the tool loop's messages follow it."""
+    user = {
+        "role": "user",
+        "content": [{"type": "text", "text": "list", "cache_control": {"type": "ephemeral"}}],
+    }
+    system = {"role": "system", "content": "Available agent types: none"}
+    use = {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "t", "signature": "sig"},
+            {"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {}},
+        ],
+    }
+    result = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a"}],
+    }
+    moved = {"role": "user", "content": [{"type": "text", "text": "list"}]}
+    base = {"model": "claude-x", "max_tokens": 9, "thinking": {"type": "adaptive"}}
+    base["tools"] = [{"name": "ls", "input_schema": {"type": "object"}}]
+    headers = {"x-api-key": CLIENT_KEY, "anthropic-version": "2023-06-01"}
+    headers["x-claude-code-session-id"] = "claude-session"
+    for messages in ([user, system], [moved, system, use, result]):
+        sent = httpx.post(
+            f"{proxy.url}/v1/messages", json={**base, "messages": messages}, headers=headers
+        )
+        assert sent.status_code == 200, sent.text
+    assert tool_hits(rest_server) == 1
+    first, second = (entry["body"]["messages"] for entry in upstream.received())
+    assert [m["role"] for m in first] == ["user", "system"]
+    assert first[0]["content"][-1]["text"].startswith('<tool_result tool="prefs_get_preferences"')
+    without_breakpoint = [
+        {k: v for k, v in b.items() if k != "cache_control"} for b in first[0]["content"]
+    ]
+    assert second[:2] == [{**first[0], "content": without_breakpoint}, system]

@@ -183,7 +183,7 @@ class HooksProxy:
                 items=parsed.items,
                 reapplied=reapplied.kept,
                 held=parsed.held,
-                text_from=_text_from(parsed),
+                text_from=parsed.text_from,
                 to_dict=_same,
             )
         as_sent = untouched and _as_sent(raw, parsed, hooks_input)
@@ -435,15 +435,6 @@ def _items_of(messages: Sequence[Any], parsed: ParsedRequest) -> list[int]:
         last = item_by_id.get(id(message), last)
         items.append(last)
     return items
-
-
-def _text_from(parsed: ParsedRequest) -> int | None:
-    """With thinking on, the first item of the current tool cycle: pairs anchored there or
-    later are forwarded in text form (SPEC 15)."""
-    if not parsed.thinking:
-        return None
-    start = parsed.cycle_start
-    return -1 if start is None else start
 
 
 def _same_objects(these: Sequence[object], those: Sequence[object]) -> bool:

@@ -230,7 +230,9 @@ async def test_a_mid_conversation_system_message_stays_in_place_when_hooks_fire(
     """Claude Code sends ``{"role": "system"}`` messages inside ``messages`` (the
     ``mid-conversation-system`` beta). SPEC 15: it passes through in place, untouched; the
     first-time pair goes after the first user message (SPEC 4), even when the system message
-    comes first, and an ``always`` pair at the end, after a trailing system message."""
+    comes first, and an ``always`` pair at the end, after the last message the proxy reads and
+    before a trailing system message: a pair follows the client message it is anchored at, so it
+    lands in the same place next turn, when more messages follow (SPEC 15)."""
     assistant = {
         "role": "assistant",
         "content": [UNKNOWN_BLOCK, {"type": "text", "text": "Hi", "citations": None}],
@@ -249,7 +251,7 @@ async def test_a_mid_conversation_system_message_stays_in_place_when_hooks_fire(
         *pair_messages_with_id("clock", "12:00", clock),
         *pair_messages_with_id("news", "none", news),
     ]
-    assert sent == [SYSTEM, USER, *added[:2], *messages[2:], *added[2:]]
+    assert sent == [SYSTEM, USER, *added[:2], *messages[2:5], *added[2:], SYSTEM]
     untouched = [json.dumps(m) for m in sent if m not in added]
     assert untouched == [json.dumps(m) for m in messages]
 

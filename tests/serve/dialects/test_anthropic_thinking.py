@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
-from agent_hooks.serve._dialects import ANTHROPIC, RenderContext, tool_result_text
+from agent_hooks.serve._dialects import ANTHROPIC, ParsedRequest, RenderContext, tool_result_text
+from agent_hooks.serve._dialects._base import align
+from agent_hooks.state._conversation import collect_pairs
 from agent_hooks.testing import run_manifest
 from tests._support import pair
 from tests.serve.dialects.test_anthropic import (
@@ -35,12 +37,32 @@ def text_block(tool: str, content: str) -> dict[str, Any]:
     return {"type": "text", "text": tool_result_text(tool, call_id, content)}
 
 
+def text_form_chosen(parsed: ParsedRequest, history: list[dict[str, Any]]) -> frozenset[str]:
+    """The added pairs of ``history`` the conversation core forwards in text form, anchored at
+    the client item of the message before each (matched to ``parsed`` as the dialect does)."""
+    matches = align(parsed.history, history)
+    item_by_message = {
+        id(message): parsed.item_of[match]
+        for message, match in zip(history, matches, strict=True)
+        if match is not None
+    }
+    pairs = collect_pairs(
+        history,
+        item_by_message=item_by_message,
+        items=parsed.items,
+        reapplied=[],
+        text_from=parsed.text_from,
+        to_dict=dict,
+    )
+    return frozenset(entry.call_id for entry in pairs if entry.form == "text")
+
+
 def sent_with(
     raw: bytes, history: list[dict[str, Any]], text_form: frozenset[str] | None = None
 ) -> dict[str, Any]:
     """The forwarded body, the pairs in text form chosen as the proxy does (or ``text_form``)."""
     parsed = ANTHROPIC.parse(raw)
-    chosen = parsed.text_form_calls(history) if text_form is None else text_form
+    chosen = text_form_chosen(parsed, history) if text_form is None else text_form
     result: dict[str, Any] = json.loads(parsed.render(history, RenderContext(text_form=chosen)))
     return result
 
@@ -139,7 +161,8 @@ def test_a_pair_after_a_message_that_is_not_a_user_message_gets_a_user_message_o
     history = [*ANTHROPIC.parse(raw).history, *pair("clock", "12:00"), *pair("kb", "doc")]
     sent = sent_with(raw, history)
     blocks = [text_block("clock", "12:00"), text_block("kb", "doc")]
-    assert sent["messages"] == [USER, reply, system, {"role": "user", "content": blocks}]
+    # the pairs follow the assistant message (their anchor), before the trailing system message
+    assert sent["messages"] == [USER, reply, {"role": "user", "content": blocks}, system]
 
 
 def test_pairs_before_the_current_cycle_stay_pairs() -> None:
@@ -199,7 +222,7 @@ async def test_the_hooks_pairs_in_the_current_cycle_are_chosen_for_text_form() -
         parsed = ANTHROPIC.parse(body(messages, **fields))
         run = await run_manifest(manifest, parsed.history, tools={"clock": "12:00", "news": "none"})
         by_id = {record.call_id: record.hook for record in run.records}
-        chosen = parsed.text_form_calls([m.to_openai() for m in run.messages])
+        chosen = text_form_chosen(parsed, [m.to_openai() for m in run.messages])
         assert sorted(by_id[call_id] for call_id in chosen) == expected
 
 
@@ -207,14 +230,14 @@ def test_with_no_user_turn_at_all_every_added_pair_is_in_the_cycle() -> None:
     raw = body([tool_use("t1"), tool_result("t1")], thinking=ADAPTIVE)
     parsed = ANTHROPIC.parse(raw)
     clock = pair("clock", "12:00")
-    assert parsed.text_form_calls([*clock, *parsed.history]) == {clock[1]["tool_call_id"]}
-    assert parsed.text_form_calls([*parsed.history, *clock]) == {clock[1]["tool_call_id"]}
+    assert text_form_chosen(parsed, [*clock, *parsed.history]) == {clock[1]["tool_call_id"]}
+    assert text_form_chosen(parsed, [*parsed.history, *clock]) == {clock[1]["tool_call_id"]}
 
 
 def test_without_text_form_the_pairs_render_as_before() -> None:
     raw = body([USER], thinking={"type": "disabled"})
     history = [*ANTHROPIC.parse(raw).history, *pair("clock", "12:00")]
-    assert ANTHROPIC.parse(raw).text_form_calls(history) == frozenset()
+    assert text_form_chosen(ANTHROPIC.parse(raw), history) == frozenset()
     sent = sent_with(raw, history)
     call_id = pair("clock", "12:00")[1]["tool_call_id"]
     assert sent["messages"] == [USER, *pair_messages_with_id("clock", "12:00", call_id)]

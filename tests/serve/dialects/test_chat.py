@@ -81,7 +81,8 @@ def test_messages_that_do_not_validate_stay_out_of_the_history() -> None:
 
 async def test_unread_messages_stay_in_place_untouched_around_the_hooks_pairs() -> None:
     """SPEC 15: a role, a content or a shape the proxy does not know passes through in place;
-    the first-time pair still goes after the first user message, an ``always`` pair at the end."""
+    the first-time pair still goes after the first user message, an ``always`` pair after the last
+    message the proxy reads (its anchor), before the trailing unread one."""
     messages = [SYSTEM, UNREAD[0], USER, *UNREAD[1:], ASSISTANT, UNREAD[0]]
     raw = json.dumps({**BODY, "messages": messages}).encode()
     parsed = CHAT.parse(raw)
@@ -100,7 +101,7 @@ async def test_unread_messages_stay_in_place_untouched_around_the_hooks_pairs() 
     history = [m.to_openai() for m in run.messages]
     sent = json.loads(parsed.render(history, RenderContext()))["messages"]
     clock, news = history[2:4], history[-2:]
-    assert sent == [SYSTEM, UNREAD[0], USER, *clock, *UNREAD[1:], ASSISTANT, UNREAD[0], *news]
+    assert sent == [SYSTEM, UNREAD[0], USER, *clock, *UNREAD[1:], ASSISTANT, *news, UNREAD[0]]
     untouched = [m for m in sent if m not in (*clock, *news)]
     assert [json.dumps(m) for m in untouched] == [json.dumps(m) for m in messages]
 

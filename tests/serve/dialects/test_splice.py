@@ -43,7 +43,9 @@ def test_untouched_items_are_copied_dropped_ones_left_out_and_added_ones_rendere
     assert out == ["user", ("new", "assistant"), ("new", "tool"), "reasoning", "assistant"]
 
 
-def test_trailing_items_come_before_pairs_appended_at_the_end() -> None:
+def test_pairs_appended_at_the_end_follow_the_last_kept_item_not_trailing_unread_ones() -> None:
+    """A pair follows the item it is anchored at (the kept message before it): re-applied next
+    turn, when the client's later messages come after the trailing item, it is in the same place."""
     items = ["user", "web_search_call"]
     added = pair("clock", "12:00")
     out = splice(
@@ -53,7 +55,7 @@ def test_trailing_items_come_before_pairs_appended_at_the_end() -> None:
         render=render,
         without_blocks=lambda item, blocks: item,
     )
-    assert out == ["user", "web_search_call", ("new", "assistant"), ("new", "tool")]
+    assert out == ["user", ("new", "assistant"), ("new", "tool"), "web_search_call"]
 
 
 def test_an_item_that_lost_some_blocks_is_rebuilt_and_one_left_empty_is_dropped() -> None:

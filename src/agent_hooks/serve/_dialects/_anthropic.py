@@ -35,7 +35,6 @@ from agent_hooks.serve._dialects._base import (
     ParsedRequest,
     RenderContext,
     SSELines,
-    align,
     as_forwarded,
     forged_half,
     splice,
@@ -120,31 +119,6 @@ class AnthropicRequest(ParsedRequest):
             ):
                 return index
         return None
-
-    def text_form_calls(self, history: Sequence[Mapping[str, Any]]) -> frozenset[str]:
-        """With thinking on, the added pairs that would follow the message at
-        :attr:`cycle_start` or a later one (every added pair when there is none).
-
-        An added pair follows the client message the kept history message before it came
-        from; pairs after the last kept one follow every message (see :func:`splice`).
-        """
-        if not self.thinking:
-            return frozenset()
-        start = self.cycle_start
-        start = -1 if start is None else start
-        matches = align(self.history, history)
-        last_kept = max((at for at, match in enumerate(matches) if match is not None), default=-1)
-        last_item = len(self.body["messages"]) - 1
-        follows = -1
-        calls: set[str] = set()
-        for at, (message, match) in enumerate(zip(history, matches, strict=True)):
-            if match is not None:
-                follows = self.entries[match].item
-            elif (call_id := synthetic_call_id(message)) is not None and (
-                last_item if at > last_kept else follows
-            ) >= start:
-                calls.add(call_id)
-        return frozenset(calls)
 
     def render(self, history: Sequence[Mapping[str, Any]], context: RenderContext) -> bytes:
         """Every field as it came, ``messages`` with the pairs in place (those of

@@ -238,11 +238,15 @@ class ParsedRequest(abc.ABC):
         """
         return None
 
-    def text_form_calls(self, history: Sequence[Mapping[str, Any]]) -> frozenset[str]:
-        """The call ids of the pairs ``history`` adds (the hooks' history, against the one read
-        from the body) that must go in text form this turn: with :attr:`thinking`, every added
-        pair placed after the client item at :attr:`cycle_start` or later. Empty by default."""
-        return frozenset()
+    @property
+    def text_from(self) -> int | None:
+        """With :attr:`thinking`, the first item of the current tool cycle: a pair anchored there
+        or later is forwarded in text form (SPEC 15); ``-1`` (every pair) when the whole history
+        is the cycle. ``None`` without thinking."""
+        if not self.thinking:
+            return None
+        start = self.cycle_start
+        return -1 if start is None else start
 
     @abc.abstractmethod
     def render(self, history: Sequence[Mapping[str, Any]], context: RenderContext) -> bytes:
@@ -451,7 +455,10 @@ def splice(
     hooks dropped is left out, and one that lost some blocks is rebuilt by ``without_blocks``
     (``None`` when nothing is left). ``render`` writes the messages the hooks added, in runs. An
     item without entries stays before the next item that has one, so a reasoning item keeps the
-    item it belongs to; items after the last kept one come before anything appended at the end.
+    item it belongs to. Every added message thus follows the item of the kept message before it,
+    at the end too (items after the last kept one come after what is appended): that item is the
+    pair's anchor (SPEC 15), so a pair re-applied next turn, when more follows, lands in the same
+    place.
     ``matches`` is :func:`align` of the entries' messages and ``after``, when the caller has it.
     """
     if matches is None:
@@ -491,7 +498,7 @@ def splice(
             out.extend(render(added))
             added = []
         emit_through(entries[match].item)
-    emit_through(len(items) - 1)
     if added:
         out.extend(render(added))
+    emit_through(len(items) - 1)
     return out

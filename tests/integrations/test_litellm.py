@@ -20,9 +20,13 @@ pytest.importorskip("litellm.proxy.proxy_server", exc_type=ImportError)
 
 import httpx
 import pytest_asyncio
+from litellm import Choices, ModelResponse
+from litellm import Message as LiteLLMMessage
 from litellm.integrations.custom_logger import CustomLogger
+from litellm.proxy._types import UserAPIKeyAuth
 
 from agent_hooks.injection._ids import is_synthetic_call_id
+from agent_hooks.integrations import litellm as adapter
 from agent_hooks.integrations.litellm import AgentHooksCallback
 from agent_hooks.state import open_store
 from tests.integrations._kit import MEMORY, Kit, hooks_app
@@ -248,3 +252,107 @@ def test_handler_names_the_variable_when_the_manifest_is_not_set(
     monkeypatch.delenv("AGENT_HOOKS_MANIFEST", raising=False)
     with pytest.raises(UsageError, match="AGENT_HOOKS_MANIFEST"):
         AgentHooksCallback.from_env()
+
+
+async def test_a_synthetic_id_in_a_message_that_does_not_validate_never_reaches_the_model(
+    proxy: tuple[httpx.AsyncClient, ModelInputs], handler: AgentHooksCallback
+) -> None:
+    client, inputs = proxy
+    inputs.received.clear()
+    question = {"role": "user", "content": "What do I like?"}
+    async with hooks_app("memories") as kit:
+        use(handler, kit)
+        await chat(client, [question])
+        call, result = inputs.received[0][1:3]
+        [forged_call] = call["tool_calls"]
+        # arguments as an object and content as a number: neither validates as a message
+        unread_call = {**forged_call, "function": {"name": "memory", "arguments": {}}}
+        own_call = {**unread_call, "id": "call_own"}
+        forged = [
+            {"role": "assistant", "content": "Checking.", "tool_calls": [unread_call, own_call]},
+            {"role": "tool", "tool_call_id": "call_own", "content": "the client's own"},
+            {"role": "tool", "tool_call_id": result["tool_call_id"], "content": 7},
+        ]
+        inputs.received.clear()
+        answer = await chat(client, [question, *forged])
+    assert answer.status_code == 200, answer.text
+    sent = inputs.received[0]
+    assert sent[3:] == [
+        {"role": "assistant", "content": "Checking.", "tool_calls": [own_call]},
+        forged[1],
+    ]
+    assert [m["content"] for m in sent if m["role"] == "tool"] == [MEMORY, "the client's own"]
+
+
+def caller(key: str) -> UserAPIKeyAuth:
+    """A caller as the proxy authenticates it (the key's hash becomes its ``token``)."""
+    return UserAPIKeyAuth(api_key=key)
+
+
+ALICE = caller("sk-alice")
+MALLORY = caller("sk-mallory")
+
+
+async def open_call(
+    handler: AgentHooksCallback, who: UserAPIKeyAuth, call_id: str, session: str
+) -> dict[str, Any]:
+    """The pre-call hook of one proxy call; returns its ``data`` for the post-call hooks."""
+    data = {
+        "model": "scripted",
+        "messages": [{"role": "user", "content": f"A question in {session}"}],
+        "litellm_call_id": call_id,
+        "litellm_session_id": session,
+    }
+    return await handler.async_pre_call_hook(who, None, data, "acompletion")
+
+
+def response(text: str) -> ModelResponse:
+    return ModelResponse(choices=[Choices(message=LiteLLMMessage(content=text))])
+
+
+async def stream(text: str) -> AsyncIterator[ModelResponse]:
+    yield response(text)
+
+
+def completed(kit: Kit) -> list[tuple[str, str]]:
+    """Each completion the ``audit`` hook saw: the answer and the conversation it ended."""
+    return [(call["answer"], call["request"]["conversation_id"]) for call in kit.tools.audit.calls]
+
+
+async def test_another_caller_naming_a_call_id_neither_completes_nor_reads_that_call() -> None:
+    async with hooks_app("audit") as kit:
+        handler = AgentHooksCallback(kit.runner)
+        alice = await open_call(handler, ALICE, "call-1", "alice-session")
+        mallory = {"model": "scripted", "messages": [], "litellm_call_id": "call-1"}
+        await handler.async_post_call_success_hook(mallory, MALLORY, response("Mallory's"))
+        async for _ in handler.async_post_call_streaming_iterator_hook(
+            MALLORY, stream("Mallory's"), mallory
+        ):
+            pass
+        assert completed(kit) == []
+        await handler.async_post_call_success_hook(alice, ALICE, response(ANSWER))
+        assert completed(kit) == [(ANSWER, "alice-session")]
+
+
+async def test_a_call_id_another_caller_opens_again_leaves_the_first_callers_call_alone() -> None:
+    async with hooks_app("audit") as kit:
+        handler = AgentHooksCallback(kit.runner)
+        alice = await open_call(handler, ALICE, "call-1", "alice-session")
+        mallory = await open_call(handler, MALLORY, "call-1", "mallory-session")
+        await handler.async_post_call_success_hook(alice, ALICE, response(ANSWER))
+        await handler.async_post_call_success_hook(mallory, MALLORY, response("Mallory's"))
+        assert completed(kit) == [(ANSWER, "alice-session"), ("Mallory's", "mallory-session")]
+
+
+async def test_a_caller_filling_its_bound_evicts_only_its_own_oldest_call() -> None:
+    async with hooks_app("audit") as kit:
+        handler = AgentHooksCallback(kit.runner)
+        alice = await open_call(handler, ALICE, "alice-1", "alice-session")
+        never_ending = [
+            await open_call(handler, MALLORY, f"mallory-{n}", "mallory-session")
+            for n in range(adapter.MAX_OPEN_CALLS + 1)
+        ]
+        await handler.async_post_call_success_hook(never_ending[0], MALLORY, response("first"))
+        await handler.async_post_call_success_hook(never_ending[-1], MALLORY, response("last"))
+        await handler.async_post_call_success_hook(alice, ALICE, response(ANSWER))
+        assert completed(kit) == [("last", "mallory-session"), (ANSWER, "alice-session")]

@@ -1,6 +1,7 @@
 """Hooks that share one MCP server: a hook that crashes it does not take the others' calls in
-flight with it; each such call is tried once more on a fresh server, within the hook's deadline
-(SPEC section 8). Driven through the runner against the real flaky test server over stdio."""
+flight with it; each such call is tried once more on a fresh server of its own, within the hook's
+deadline (SPEC sections 8 and 16). Driven through the runner against the real flaky test server
+over stdio."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from agent_hooks import HookOutcome
 from agent_hooks.messages import Message
 from tests._support.flaky import flaky_toolset, starts
 from tests._support.manifests import hook
-from tests.runtime._kit import Recorder, opened, run_once
+from tests.runtime._kit import Recorder, gone, opened, run_once
 
 pytestmark = pytest.mark.usefixtures("preview_on")
 
@@ -49,12 +50,11 @@ async def test_a_call_in_flight_when_a_sibling_crashes_the_server_is_served_by_a
         ("sibling", HookOutcome.INJECTED, None),
     ]
     assert recorder.records == run.records
-    crashed, fresh = starts(start_log)
-    assert tool_answers(run.messages) == {
-        "flaky_crash_first": "survived",
-        "flaky_held_first": fresh,
-    }
-    assert fresh != crashed
+    _, *fresh = starts(start_log)
+    answers = tool_answers(run.messages)
+    assert answers["flaky_crash_first"] == "survived"
+    assert answers["flaky_held_first"] in fresh
+    assert len(fresh) == 2  # each retry on a server of its own
 
 
 async def test_a_call_that_kills_every_server_is_tried_on_two_and_then_skipped(
@@ -74,3 +74,35 @@ async def test_a_call_that_kills_every_server_is_tried_on_two_and_then_skipped(
     assert record.reason.startswith("the MCP server closed the connection")
     assert len(starts(start_log)) == 2
     assert tool_answers(run.messages) == {}
+
+
+async def test_a_call_that_crashes_its_retry_server_too_does_not_take_a_siblings_retry_with_it(
+    tmp_path: Path,
+) -> None:
+    start_log = tmp_path / "starts.log"
+    manifest = {
+        "toolsets": [flaky_toolset("flaky", start_log)],
+        "hooks": [
+            hook("crash_in_company", name="crasher", toolset_name="flaky", timeout_seconds=20),
+            hook("keep_company", name="sibling", toolset_name="flaky", timeout_seconds=20),
+        ],
+    }
+    with anyio.fail_after(DEADLINE):
+        async with opened(manifest) as injector:
+            for _ in range(2):  # the toolset serves the next request as well
+                before = len(starts(start_log))
+                run = await run_once(injector)
+                crasher, sibling = run.records
+                assert (crasher.outcome, sibling.outcome) == (
+                    HookOutcome.SKIPPED_ERROR,
+                    HookOutcome.INJECTED,
+                ), (crasher.reason, sibling.reason)
+                assert crasher.reason is not None
+                assert crasher.reason.startswith("the MCP server closed the connection")
+                shared, *retries = starts(start_log)[before:]
+                assert len(retries) == 2  # a server of its own for each retry
+                answers = tool_answers(run.messages)
+                assert list(answers) == ["flaky_keep_company"]
+                assert answers["flaky_keep_company"] in retries
+                for pid in (shared, *retries):  # the retries' servers stop: none is left behind
+                    await gone(int(pid))

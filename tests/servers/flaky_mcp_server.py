@@ -10,6 +10,10 @@ on stdout before serving.
 ``crash_first`` and ``held_first`` crash a shared server under a call in flight: in the first
 server of a start log, ``crash_first`` waits until a ``held_first`` call has arrived, then kills
 the server; later servers answer both at once.
+
+``crash_in_company`` kills every server it reaches, but first waits (a while) for a
+``keep_company`` call to be in flight on the same server, which it takes down with it;
+``keep_company`` answers the process id after a second, unless a crash came first.
 """
 
 from __future__ import annotations
@@ -92,6 +96,35 @@ async def held_first() -> str:
     _held().set()
     await anyio.sleep_forever()
     return "unreachable"
+
+
+_ALONE_SECONDS = 2.0
+"""How long ``crash_in_company`` waits for a ``keep_company`` call before it crashes anyway."""
+
+_company: anyio.Event | None = None
+
+
+def _company_arrived() -> anyio.Event:
+    global _company
+    if _company is None:
+        _company = anyio.Event()
+    return _company
+
+
+@server.tool()
+async def crash_in_company() -> str:
+    """Kills the process once a ``keep_company`` call is in flight here (or after a while)."""
+    with anyio.move_on_after(_ALONE_SECONDS):
+        await _company_arrived().wait()
+    os._exit(3)
+
+
+@server.tool()
+async def keep_company() -> str:
+    """The server's process id, after a second in flight (long enough to be crashed)."""
+    _company_arrived().set()
+    await anyio.sleep(1.0)
+    return str(os.getpid())
 
 
 @server.tool()

@@ -36,6 +36,11 @@ class History(Generic[N]):
     tail: list[N]
     """Units of a history with no message at all; they stay at the end."""
 
+    def native(self) -> list[N]:
+        """Every unit in order: the framework's history as the builder was given it (for an
+        adapter that changed a unit the hooks never read)."""
+        return [unit for units in self.units for unit in units] + self.tail
+
 
 @dataclass
 class HistoryBuilder(Generic[N]):

@@ -13,13 +13,17 @@ environment; or, in Python, ``AgentHooksCallback(runner, store=store)``.
 ``completion``/``acompletion`` calls (other call types pass through untouched). Clients send
 whole histories and never see the hooks' pairs, so the pairs are kept in the store, keyed by the
 caller's key (hashed) and ``x-litellm-session-id``, and put back after the first user message on
-the next call; pairs a client sends are removed first and never stored. After a successful
-answer (plain or streamed) the pairs are saved and, when the answer is final (no tool call),
-the ``on_completion`` hooks run with it.
+the next call; pairs a client sends are removed first and never stored, also from messages the
+hooks cannot read. After a successful answer (plain or streamed) the pairs are saved and, when
+the answer is final (no tool call), the ``on_completion`` hooks run with it.
+
+The pre-call and post-call hooks of one call meet by the caller's key and ``litellm_call_id``
+together (:class:`_OpenCalls`): the call id is the client's to choose (``x-litellm-call-id``).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +46,7 @@ from agent_hooks.integrations._seam import (
 from agent_hooks.integrations._stored import RunPairs, keeper_for, run_with_pairs
 from agent_hooks.messages import Message, Role
 from agent_hooks.state import ConversationStore, open_store
+from agent_hooks.state._conversation import without_client_pairs
 
 __all__ = ["AgentHooksCallback", "handler"]
 
@@ -50,9 +55,12 @@ RequestFn: TypeAlias = Callable[[UserAPIKeyAuth, Mapping[str, Any]], Mapping[str
 MANIFEST_VARIABLE = "AGENT_HOOKS_MANIFEST"
 STATE_VARIABLE = "AGENT_HOOKS_STATE"
 _CALL_TYPES = frozenset({"completion", "acompletion"})
-MAX_OPEN_CALLS = 4096
-"""Calls between their pre-call and post-call hooks kept at once (a call that failed upstream
-never reaches its post-call hook, so the oldest go when there are more)."""
+MAX_OPEN_CALLS = 1024
+"""Calls of one caller kept between their pre-call and post-call hooks at once (a call that
+failed upstream never reaches its post-call hook, so that caller's oldest go when there are
+more); other callers' calls are never touched."""
+
+logger = logging.getLogger("agent_hooks.integrations")
 
 
 def _default_request(key: UserAPIKeyAuth, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -72,6 +80,41 @@ class _Call:
     save: Callable[[], Awaitable[None]]
 
 
+class _OpenCalls:
+    """Calls between their pre-call and post-call hooks, by caller and ``litellm_call_id``.
+
+    A client picks its call's id (``x-litellm-call-id``), so an id names a call only together
+    with the caller: another caller naming the same id neither completes nor replaces it (which
+    would hand it the first caller's history), and each caller's calls are bounded on their
+    own, so one caller's never-ending calls push out only its own. Callers without a key share
+    one bound: the proxy cannot tell them apart either.
+    """
+
+    def __init__(self) -> None:
+        self._by_caller: dict[str | None, dict[str, _Call]] = {}
+
+    def add(self, caller: str | None, call_id: str, call: _Call) -> None:
+        calls = self._by_caller.setdefault(caller, {})
+        calls.pop(call_id, None)  # an id used again is that caller's newest call
+        calls[call_id] = call
+        if len(calls) > MAX_OPEN_CALLS:
+            del calls[next(iter(calls))]
+            logger.info(
+                "framework=litellm outcome=oldest_call_dropped reason=over %d calls of one"
+                " caller open (its completion hooks will not run)",
+                MAX_OPEN_CALLS,
+            )
+
+    def pop(self, caller: str | None, call_id: str) -> _Call | None:
+        calls = self._by_caller.get(caller)
+        if calls is None:
+            return None
+        call = calls.pop(call_id, None)
+        if not calls:
+            del self._by_caller[caller]
+        return call
+
+
 class AgentHooksCallback(CustomLogger):
     """Runs a manifest's hooks around the proxy's chat completions."""
 
@@ -86,7 +129,7 @@ class AgentHooksCallback(CustomLogger):
         self.runner = runner
         self.store = store
         self.request = request or _default_request
-        self._calls: dict[str, _Call] = {}
+        self._calls = _OpenCalls()
 
     @classmethod
     def from_env(cls) -> AgentHooksCallback:
@@ -119,14 +162,16 @@ class AgentHooksCallback(CustomLogger):
             return data
         with contained("litellm", "async_pre_call_hook"):
             request = self.request(user_api_key_dict, data)
-            tenant = user_api_key_dict.token or user_api_key_dict.api_key
+            tenant = _tenant(user_api_key_dict)
             keeper = keeper_for(self.store, request, RunPairs(), tenant=tenant, needs_tenant=True)
-            history = _to_history(data["messages"])
+            history, unread_forged = _to_history(data["messages"])
             run, save = await run_with_pairs(
                 self.runner, history.messages, keeper, request, from_client=True
             )
-            self._remember(data, _Call(run.messages, request, save))
+            self._calls.add(tenant, _call_id(data), _Call(run.messages, request, save))
             messages = rebuilt(history, run.messages, _native_message)
+            if messages is None and unread_forged:
+                messages = history.native()
             if messages is not None:
                 data["messages"] = messages
         return data
@@ -137,7 +182,7 @@ class AgentHooksCallback(CustomLogger):
         """Raises:
         HookFailedError: an ``on_completion`` hook with ``on_error: fail`` failed.
         """
-        call = self._calls.pop(str(data.get("litellm_call_id")), None)
+        call = self._calls.pop(_tenant(user_api_key_dict), _call_id(data))
         if call is not None:
             choices = field_of(response, "choices") or []
             answer = field_of(choices[0], "message") if choices else None
@@ -152,7 +197,7 @@ class AgentHooksCallback(CustomLogger):
         Raises:
             HookFailedError: an ``on_completion`` hook with ``on_error: fail`` failed.
         """
-        call = self._calls.pop(str(request_data.get("litellm_call_id")), None)
+        call = self._calls.pop(_tenant(user_api_key_dict), _call_id(request_data))
         text: list[str] = []
         tool_call = False
         async for chunk in response:
@@ -176,20 +221,44 @@ class AgentHooksCallback(CustomLogger):
                 facts = completion_facts(1, 0)
                 await run_completion(self.runner, [*call.history, answer], call.request, facts)
 
-    def _remember(self, data: Mapping[str, Any], call: _Call) -> None:
-        self._calls[str(data.get("litellm_call_id"))] = call
-        while len(self._calls) > MAX_OPEN_CALLS:
-            del self._calls[next(iter(self._calls))]
-
     def __repr__(self) -> str:
         return f"AgentHooksCallback({self.runner!r}, store={self.store!r})"
 
 
-def _to_history(messages: Sequence[Any]) -> History[Any]:
+def _tenant(key: UserAPIKeyAuth | None) -> str | None:
+    """The caller: its key's hash (``token``), else the key itself; ``None`` without a key."""
+    tenant = field_of(key, "token") or field_of(key, "api_key")
+    return tenant if isinstance(tenant, str) else None
+
+
+def _call_id(data: Mapping[str, Any]) -> str:
+    return str(data.get("litellm_call_id"))
+
+
+def _to_history(messages: Sequence[Any]) -> tuple[History[Any], int]:
+    """The client's messages as a history, and how many synthetic ids were removed from the
+    messages that do not validate.
+
+    Such a message stays in place, unread by the hooks, unless it carries a synthetic id: our
+    pairs never reach clients, so it is forged or replayed and goes as a forged pair does (the
+    tool message, or its synthetic tool calls), however malformed the rest of it (SPEC 16).
+    """
     builder: HistoryBuilder[Any] = HistoryBuilder()
+    forged = 0
     for message in messages:
-        builder.add(openai_message(message), message)
-    return builder.build()
+        read = openai_message(message)
+        units = [message]
+        if read is None:
+            units, removed = without_client_pairs(units)
+            forged += removed
+        for unit in units:  # none when a forged message went whole
+            builder.add(read, unit)
+    if forged:
+        logger.warning(
+            "removed %d synthetic call id(s) sent by the client in messages the hooks cannot read",
+            forged,
+        )
+    return builder.build(), forged
 
 
 def _native_message(message: Message, names: Mapping[str, str]) -> list[dict[str, Any]]:

@@ -35,11 +35,13 @@ class LoopSessions:
         """The running loop's session, dead or alive; ``None`` when it has none."""
         return self._current.get(asyncio.get_running_loop())
 
-    async def install(self, session: OwnedSession) -> None:
-        """Make ``session`` the running loop's session and start it."""
+    async def install(self, session: OwnedSession, *, current: bool = True) -> None:
+        """Start ``session``, closed with its loop or the toolset; ``current``: it becomes the
+        running loop's session (a retry's session is nobody else's)."""
         loop = session.loop
         with self._lock:
-            self._current[loop] = session
+            if current:
+                self._current[loop] = session
             self._live.add(session)
             new_loop = loop not in self._finalisers
         task = session.start()

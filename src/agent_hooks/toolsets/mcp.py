@@ -4,8 +4,9 @@ One session per toolset per event loop: opened on the first lookup or call (neve
 built), shared by every hook and request of that loop, closed with the loop or by
 :meth:`McpToolset.aclose`. A session that dies (the server crashed, the connection dropped) or
 whose call was abandoned is replaced on the next call, and a request that was in flight when its
-server died is sent once more on the replacement (:meth:`McpToolset._on_live_session`); a toolset
-whose server fails to start backs off (:mod:`._mcp_backoff`). Tools are listed once per session.
+server died is sent once more on a session of its own (:meth:`McpToolset._on_live_session`); a
+toolset whose server fails to start backs off (:mod:`._mcp_backoff`). Tools are listed once per
+session.
 Every SDK and transport exception is translated into a :class:`~agent_hooks.errors.ToolError` in
 one place, :func:`tool_error`.
 
@@ -205,15 +206,32 @@ class McpToolset(Toolset):
             raise UsageError(f"MCP toolset {self.name!r} is closed; create a new app")
         session = self._sessions.current()
         if session is None or session.dead:
-            if self._backoff.waiting():
-                raise ToolError(tool_name, BACKING_OFF)
-            session = OwnedSession(
-                self._connect,
-                timeout_seconds=self.timeout_seconds,
-                label=self.name,
-                backoff=self._backoff,
-            )
-            await self._sessions.install(session)
+            session = await self._new_session(tool_name, shared=True)
+        return await self._opened(session, tool_name)
+
+    async def _new_session(self, tool_name: str, *, shared: bool) -> OwnedSession:
+        """A session started for this loop; ``shared``: the one every call of the loop uses.
+
+        Raises:
+            ToolError: naming ``tool_name``: the toolset is backing off after a failed start.
+        """
+        if self._backoff.waiting():
+            raise ToolError(tool_name, BACKING_OFF)
+        session = OwnedSession(
+            self._connect,
+            timeout_seconds=self.timeout_seconds,
+            label=self.name,
+            backoff=self._backoff,
+        )
+        await self._sessions.install(session, current=shared)
+        return session
+
+    async def _opened(self, session: OwnedSession, tool_name: str) -> OwnedSession:
+        """``session`` once it is ready.
+
+        Raises:
+            ToolError: naming ``tool_name``: the session could not be opened.
+        """
         try:
             await session.wait_ready()
         except Exception as exc:
@@ -223,14 +241,18 @@ class McpToolset(Toolset):
     async def _on_live_session(
         self, tool_name: str, operation: Callable[[OwnedSession], Awaitable[_T]]
     ) -> _T:
-        """``operation`` on this loop's session, and once more on a fresh session when the
+        """``operation`` on this loop's session, and once more on a session of its own when the
         server died while it was in flight.
 
         A server shared by many hooks may be crashed by one of them; the others' requests were
-        in flight on the same connection and fail with it through no fault of their own. One
-        retry serves them from a new server (SPEC section 8). Once only: a request that itself
-        kills every server it reaches fails on its second server too. The retry runs inside the
-        caller's deadline and the toolset's timeout: a hook never waits past them for it.
+        in flight on the same connection and fail with it through no fault of their own, and
+        nothing tells the crashing request apart from its victims. So each of them is retried
+        once on a new server of its own (SPEC sections 8 and 16): a request that kills every
+        server it reaches fails on its second server too, alone, and cannot take another
+        request's retry with it. The retry's session is retired as soon as the retry is over (its
+        owner stops the server in the background); the loop's next call opens a new shared
+        session. The retry runs inside the caller's deadline and the toolset's timeout: a hook
+        never waits past them for it.
 
         Raises:
             ToolError: as for :meth:`_ready_session` and :meth:`_request`; when the second
@@ -248,10 +270,13 @@ class McpToolset(Toolset):
                 tool_name,
                 reason_for(gone.error),
             )
+        retry = await self._new_session(tool_name, shared=False)
         try:
-            return await operation(await self._ready_session(tool_name))
+            return await operation(await self._opened(retry, tool_name))
         except _ConnectionLostError as gone:
             raise gone.error from gone.__cause__
+        finally:
+            retry.retire("retry_over")
 
     async def _request(
         self,

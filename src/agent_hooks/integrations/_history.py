@@ -8,8 +8,9 @@ metadata, parts nobody converts); only what the hooks wrote (new or refreshed pa
 forged pair removed under a signing key) is built anew from its OpenAI form.
 
 Units with no ``Message`` of their own (reasoning items, a framework's bookkeeping parts) ride
-with the next message, so they stay in front of what they belong to; trailing ones ride with the
-last message.
+with the next message, so they stay in front of what they belong to; trailing ones stay at the
+end. They are the client's and never go with their message: when the hooks drop or
+rewrite it (a forged pair removed), its riders stay where they were.
 """
 
 from __future__ import annotations
@@ -33,8 +34,11 @@ class History(Generic[N]):
 
     messages: list[Message]
     units: list[list[N]]
+    riders: list[int]
+    """How many of ``units[i]`` lead it without being ``messages[i]`` (units with no message)."""
     tail: list[N]
-    """Units of a history with no message at all; they stay at the end."""
+    """Units after the last message (all of them in a history with no message); they stay at
+    the end, after pairs the hooks append."""
 
     def native(self) -> list[N]:
         """Every unit in order: the framework's history as the builder was given it (for an
@@ -48,6 +52,7 @@ class HistoryBuilder(Generic[N]):
 
     _messages: list[Message] = field(default_factory=list)
     _units: list[list[N]] = field(default_factory=list)
+    _riders: list[int] = field(default_factory=list)
     _pending: list[N] = field(default_factory=list)
 
     def add(self, message: Message | None, unit: N) -> None:
@@ -55,21 +60,18 @@ class HistoryBuilder(Generic[N]):
         if message is None:
             self._pending.append(unit)
             return
-        self._messages.append(message)
-        self._units.append([*self._pending, unit])
-        self._pending = []
+        self.extend(message, [unit])
 
     def extend(self, message: Message, units: Sequence[N]) -> None:
         """Several units that together are one message (a response with several parts)."""
         self._messages.append(message)
         self._units.append([*self._pending, *units])
+        self._riders.append(len(self._pending))
         self._pending = []
 
     def build(self) -> History[N]:
-        if self._pending and self._units:
-            self._units[-1].extend(self._pending)
-            self._pending = []
-        return History(self._messages, self._units, self._pending)
+        """Units after the last message go to :attr:`History.tail`: no message owns them."""
+        return History(self._messages, self._units, self._riders, self._pending)
 
 
 def rebuilt(
@@ -91,15 +93,37 @@ def rebuilt(
     ):
         return None
     names = tool_names(messages)
+    kept = {origin[id(m)] for m in messages if id(m) in origin}
     units: list[N] = []
-    for message in messages:
+    done = 0  # history messages before this one are written (kept) or left (riders written)
+
+    def riders_of_left_before(end: int) -> None:
+        nonlocal done
+        for index in range(done, end):
+            if index not in kept:
+                units.extend(history.units[index][: history.riders[index]])
+        done = max(done, end)
+
+    for at, message in enumerate(messages):
         index = origin.get(id(message))
         if index is None:
+            riders_of_left_before(_next_kept(messages, at, origin, len(history.messages)))
             units.extend(build(message, names))
         else:
+            riders_of_left_before(index)
             units.extend(history.units[index])
+            done = index + 1
+    riders_of_left_before(len(history.messages))
     units.extend(history.tail)
     return units
+
+
+def _next_kept(messages: Sequence[Message], at: int, origin: Mapping[int, int], end: int) -> int:
+    """The history index of the first message after ``at`` that the hooks kept (``end``: none)."""
+    return next(
+        (origin[id(m)] for m in messages[at + 1 :] if id(m) in origin),
+        end,
+    )
 
 
 def tool_names(messages: Sequence[Message]) -> dict[str, str]:

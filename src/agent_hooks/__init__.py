@@ -14,6 +14,7 @@ packages underneath load only what they need.
 import typing
 
 import agent_hooks._lazy as _lazy
+from agent_hooks._version import __version__ as __version__
 
 if typing.TYPE_CHECKING:
     from agent_hooks._preview_module import preview_module

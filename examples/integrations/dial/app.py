@@ -1,6 +1,6 @@
 """Hooks inside a DIAL application, driven through the SDK's own ASGI app (no key, no network).
 
-    pip install 'agent-hooks[dial]'
+    pip install 'agent-hooks-injector[dial]'
     python examples/integrations/dial/app.py
 
 ``AgentHooksChatCompletion`` wraps the app's ``ChatCompletion`` (here a scripted one that prints

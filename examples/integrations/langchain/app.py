@@ -1,6 +1,6 @@
 """Hooks inside a LangChain v1 agent, with LangChain's fake chat model (no key, no network).
 
-    pip install 'agent-hooks[langchain]'
+    pip install 'agent-hooks-injector[langchain]'
     python examples/integrations/langchain/app.py
 
 Two turns on one checkpointed thread: the first injects the time and the user's profile after the

@@ -1,6 +1,6 @@
 """Hooks inside the LiteLLM proxy, served in process, its model LiteLLM's own ``mock_response``.
 
-    pip install 'agent-hooks[litellm]'
+    pip install 'agent-hooks-injector[litellm]'
     python examples/integrations/litellm/app.py
 
 A deployment names the callback in its proxy config (``config.yaml`` beside this file:

@@ -1,6 +1,6 @@
 """Hooks inside an OpenAI Agents SDK run, with the SDK's ScriptedModel (no key, no network).
 
-    pip install 'agent-hooks[openai-agents]'
+    pip install 'agent-hooks-injector[openai-agents]'
     python examples/integrations/openai_agents/app.py
 
 Two turns of one conversation. The SDK does not keep the hooks' pairs, so the adapter keeps them

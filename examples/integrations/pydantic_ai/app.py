@@ -1,6 +1,6 @@
 """Hooks inside a Pydantic AI agent, with Pydantic AI's FunctionModel (no key, no network).
 
-    pip install 'agent-hooks[pydantic-ai]'
+    pip install 'agent-hooks-injector[pydantic-ai]'
     python examples/integrations/pydantic_ai/app.py
 
 Two turns of one conversation: the first injects the time and the user's profile after the

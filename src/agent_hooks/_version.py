@@ -1,0 +1,4 @@
+"""The package's version: one home, read by the build (``pyproject.toml``), ``agent_hooks``
+and ``agent-hooks --version``, without importing :mod:`importlib.metadata` at start."""
+
+__version__ = "0.2.0"

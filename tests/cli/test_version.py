@@ -1,5 +1,6 @@
 """The distribution's version, one value everywhere (SPEC 17): the installed metadata (named
-``agent-hooks-injector`` on the index), ``agent_hooks.__version__`` and ``agent-hooks --version``."""
+``agent-hooks-injector`` on the index), ``agent_hooks.__version__`` and
+``agent-hooks --version``."""
 
 from __future__ import annotations
 

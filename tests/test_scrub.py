@@ -10,13 +10,13 @@ import pytest
 
 from agent_hooks._scrub import (
     ScrubbingFilter,
-    install_scrubbing,
     register_secret,
     register_url,
     scrub,
     scrub_http_library_logs,
     scrub_result,
     scrubbing_filter,
+    scrubbing_installed,
 )
 
 
@@ -113,7 +113,7 @@ def test_the_filter_scrubs_tracebacks_and_stacks() -> None:
     assert "ValueError: bad key ***" in text
 
 
-def test_installing_covers_child_loggers_through_the_handlers_they_reach(
+def test_installing_covers_child_loggers_through_the_handlers_they_reach_until_it_ends(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     secret = _unique()
@@ -122,16 +122,16 @@ def test_installing_covers_child_loggers_through_the_handlers_they_reach(
     handler = logging.NullHandler()
     parent.addHandler(handler)
     try:
-        install_scrubbing(parent)
-        install_scrubbing(parent)  # idempotent
-        assert parent.filters.count(scrubbing_filter()) == 1
-        assert handler.filters.count(scrubbing_filter()) == 1
-        assert scrubbing_filter() in caplog.handler.filters  # the root's handlers too
-        with caplog.at_level(logging.INFO):
-            logging.getLogger("scrub_test_parent.child").info("token %s", secret)
+        with scrubbing_installed(parent), scrubbing_installed(parent):  # never stacked
+            assert parent.filters.count(scrubbing_filter()) == 1
+            assert handler.filters.count(scrubbing_filter()) == 1
+            assert scrubbing_filter() in caplog.handler.filters  # the root's handlers too
+            assert scrubbing_filter() in logging.getLogger("httpcore").filters
+            with caplog.at_level(logging.INFO):
+                logging.getLogger("scrub_test_parent.child").info("token %s", secret)
+        assert scrubbing_filter() not in parent.filters + handler.filters + caplog.handler.filters
     finally:
         parent.removeHandler(handler)
-        caplog.handler.removeFilter(scrubbing_filter())
     assert secret not in caplog.text
     assert "token ***" in caplog.text
 

@@ -8,7 +8,9 @@ A host builds its app from a manifest and runs the hooks of an event on each req
         messages = run.messages
 
 Each name is imported when first used (:mod:`agent_hooks._lazy`), so the command line and the
-packages underneath load only what they need.
+packages underneath load only what they need. The seed's injectors (``agent_hooks.injection``)
+run through the hook runtime, a layer above them: this root names it for them, and it is loaded
+when an injector first runs.
 """
 
 import typing
@@ -65,3 +67,5 @@ __getattr__, __dir__ = _lazy.lazy_exports(
     },
     globals(),
 )
+
+_lazy.bind_late("INJECTOR_ENGINE", "agent_hooks.runtime._injectors")

@@ -25,7 +25,7 @@ environment, must not erase those words from every answer.
 
 Records reach handlers two ways, and a filter sees only one of them: filters on a *logger* run for
 records logged on that very logger (not its children), filters on a *handler* run for every record
-the handler emits. :func:`install_scrubbing` therefore puts the filter on both; a host attaches
+the handler emits. :func:`scrubbing_installed` therefore puts the filter on both; a host attaches
 :func:`scrubbing_filter` to its own handlers.
 """
 
@@ -35,20 +35,24 @@ import base64
 import logging
 import re
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
+
+from agent_hooks._log_filters import filter_added, handlers_reached
 
 __all__ = [
     "MIN_PART_CHARS",
     "MIN_WHOLE_CHARS",
     "REPLACEMENT",
     "ScrubbingFilter",
-    "install_scrubbing",
     "register_secret",
     "register_url",
     "scrub",
     "scrub_http_library_logs",
     "scrub_result",
     "scrubbing_filter",
+    "scrubbing_installed",
 ]
 
 REPLACEMENT = "***"
@@ -192,22 +196,27 @@ def scrubbing_filter() -> ScrubbingFilter:
     return _FILTER
 
 
-def install_scrubbing(logger: logging.Logger) -> None:
-    """Scrub records logged on ``logger`` and every record emitted by a handler it reaches.
+@contextmanager
+def scrubbing_installed(logger: logging.Logger) -> Iterator[None]:
+    """Scrub records logged on ``logger``, every record emitted by a handler it reaches, and every
+    record the HTTP libraries log, until the block ends; then the filter comes off wherever the
+    block put it (:func:`~agent_hooks._log_filters.filter_added`).
 
-    Idempotent. Handlers added later, or records of child loggers that reach no handler known
-    now, are not covered: attach :func:`scrubbing_filter` to those handlers.
+    Handlers added later, or records of child loggers that reach no handler known now, are not
+    covered: attach :func:`scrubbing_filter` to those handlers.
     """
-    logger.addFilter(_FILTER)
-    current: logging.Logger | None = logger
-    while current is not None:
-        for handler in current.handlers:
-            handler.addFilter(_FILTER)
-        current = current.parent if current.propagate else None
+    targets = [logger, *handlers_reached(logger), *_http_library_loggers()]
+    with filter_added(_FILTER, targets):
+        yield
 
 
 def scrub_http_library_logs() -> None:
     """Scrub every record the HTTP libraries log (URLs with credentials, echoed headers), whatever
-    handler the host configured. Idempotent and cheap: HTTP toolsets call it when built."""
-    for name in _HTTP_LIBRARY_LOGGERS:
-        logging.getLogger(name).addFilter(_FILTER)
+    handler the host configured. Idempotent (a logger holds a filter once) and cheap: HTTP
+    toolsets call it when built."""
+    for each in _http_library_loggers():
+        each.addFilter(_FILTER)
+
+
+def _http_library_loggers() -> list[logging.Logger]:
+    return [logging.getLogger(name) for name in _HTTP_LIBRARY_LOGGERS]

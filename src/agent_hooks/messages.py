@@ -37,8 +37,6 @@ class Role(StrEnum):
     FUNCTION = "function"
 
 
-_object_setattr = object.__setattr__
-
 _SENT_ORDER = "_sent_key_order"
 """Where a model keeps the order of the keys it was validated from.
 
@@ -72,44 +70,6 @@ class _OpenAIModel(BaseModel):
     def to_openai(self) -> dict[str, Any]:
         """The JSON-ready dict of the fields that were set, unknown ones included."""
         return self.model_dump(mode="json")
-
-    @classmethod
-    def _built(cls, **fields: Any) -> Self:
-        """``cls(**fields)`` without validation, for the messages we build ourselves.
-
-        A synthetic pair is built on every hook call from values that already have their types
-        (a :class:`Role`, text, our own :class:`ToolCall`), and validating them again cost more
-        than the rest of the pair. The model is the one ``cls(**fields)`` gives: the same field
-        values (the others at their defaults, in field order), fields set, sent key order, no
-        extras, so equality, ``repr`` and every dump are the same (``tests/test_messages.py``
-        pins it). Declared fields only.
-
-        Raises:
-            TypeError: a name that is not a declared field.
-        """
-        defaults = _field_defaults(cls)
-        values = defaults | fields  # the fields keep their declared order
-        if len(values) != len(defaults):
-            raise TypeError(f"{cls.__name__} has no field(s) {sorted(values.keys() - defaults)}")
-        values[_SENT_ORDER] = tuple(fields)
-        model = cls.__new__(cls)
-        _object_setattr(model, "__dict__", values)
-        _object_setattr(model, "__pydantic_fields_set__", set(fields))
-        _object_setattr(model, "__pydantic_extra__", {})
-        _object_setattr(model, "__pydantic_private__", None)
-        return model
-
-
-_DEFAULTS: dict[type[BaseModel], dict[str, Any]] = {}
-
-
-def _field_defaults(cls: type[BaseModel]) -> dict[str, Any]:
-    """Each declared field of ``cls`` and its default, in field order (computed once)."""
-    defaults = _DEFAULTS.get(cls)
-    if defaults is None:
-        defaults = {name: field.default for name, field in cls.model_fields.items()}
-        _DEFAULTS[cls] = defaults
-    return defaults
 
 
 class FunctionCall(_OpenAIModel):

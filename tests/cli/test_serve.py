@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import logging
 import os
 import signal
 import socket
@@ -187,3 +189,38 @@ def test_connections_the_server_accepts_have_nagle_off() -> None:
             accepted, _ = listening.accept()
             with accepted:
                 assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+
+def _logging_state() -> list[tuple[str, list[object], list[object]]]:
+    """Every logger serve may touch: its level, filters, and its handlers with their filters."""
+    names = ["", "agent_hooks", "agent_hooks.serve", "httpx", "httpcore", "httpx2", "httpcore2"]
+    loggers = [logging.getLogger(name) for name in names]
+    return [
+        (
+            f"{logger.name}:{logger.level}",
+            list(logger.filters),
+            [(handler, list(handler.filters)) for handler in logger.handlers],
+        )
+        for logger in loggers
+    ]
+
+
+def test_a_serve_run_puts_back_the_log_filters_and_collector_settings_it_changed(
+    tmp_path: Path,
+) -> None:
+    """SPEC 16: nothing process-wide stays changed once ``serve`` returns (here: in-process, on a
+    busy port, after it built its app and opened its store)."""
+    handler = logging.NullHandler()  # a host's own handler on the root logger
+    logging.getLogger().addHandler(handler)
+    try:
+        before = (_logging_state(), gc.get_threshold(), gc.get_freeze_count())
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = str(taken.getsockname()[1])
+            state = f"sqlite:///{tmp_path}/state.db"
+            for _ in range(3):
+                assert main(["serve", str(SERVE_MANIFEST), "--port", port, "--state", state]) == 1
+        assert (_logging_state(), gc.get_threshold(), gc.get_freeze_count()) == before
+    finally:
+        logging.getLogger().removeHandler(handler)

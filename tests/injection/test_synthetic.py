@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -264,3 +266,30 @@ async def test_base_injector_works_with_any_content_source() -> None:
 
     result = await Static().transform(conversation())
     assert result[3].content == "remember the milk"
+
+
+HOST_SCRIPT = """
+import asyncio
+from agent_hooks.injection import SyntheticToolCallInjector
+from agent_hooks.messages import Message
+
+class Weather(SyntheticToolCallInjector):
+    def get_tool_name(self):
+        return "weather"
+
+    async def get_content(self, messages):
+        return "sunny"
+
+result = asyncio.run(Weather().transform([Message(role="user", content="hi")]))
+print([m.role.value for m in result], result[-1].content)
+"""
+
+
+def test_a_host_subclass_runs_after_importing_only_the_injector_class() -> None:
+    """SPEC 16: ``from agent_hooks.injection import SyntheticToolCallInjector`` alone, in a fresh
+    process, is enough; nothing else needs importing first."""
+    done = subprocess.run(
+        [sys.executable, "-c", HOST_SCRIPT], capture_output=True, text=True, timeout=60
+    )
+    assert done.stderr == ""
+    assert done.stdout.strip() == "['user', 'assistant', 'tool'] sunny"

@@ -159,3 +159,40 @@ ordinary = st.fixed_dictionaries(
 def test_ordinary_messages_are_never_removed(raw: list[dict[str, Any]]) -> None:
     history = [msg(**item) for item in raw]
     assert remove_unverified(history, SigningKeys(("k",))) == (history, 0)
+
+
+def test_arguments_with_a_duplicated_key_do_not_verify() -> None:
+    """SPEC 16: the signature covers the arguments' canonical JSON after rejecting duplicate
+    keys; ``{"q": "a", "q": "b"}`` is one object to a reader that keeps the first and another to
+    one that keeps the last, so it is no call we signed."""
+    keys = SigningKeys(("k",))
+    genuine = FunctionCall(name="notes", arguments='{"q": "b"}')
+    call_id = keys.sign(synthetic_id("notes", {"q": "b"}, "A"), genuine, "A")
+    pair = parse_call_id(call_id)
+    assert pair is not None
+    assert trusted(pair, "A", keys=keys, caller=genuine)
+    for arguments in ('{"q": "a", "q": "b"}', '{"q": "b", "x": {"y": 1, "y": 1}}'):
+        duplicated = FunctionCall(name="notes", arguments=arguments)
+        assert not trusted(pair, "A", keys=keys, caller=duplicated), arguments
+    with pytest.raises(ValueError, match="JSON text of an object"):
+        keys.sign(
+            synthetic_id("notes", {}, "A"), FunctionCall(name="n", arguments='{"a":1,"a":1}'), "A"
+        )
+
+
+def test_a_second_call_reusing_a_signed_id_makes_the_pair_unverified() -> None:
+    """SPEC 16: a signed id answers one call; a second assistant call with the same id, in the
+    same message or another, before or after the answer, makes the pair unverified."""
+    keys = SigningKeys(("k",))
+    user = msg(role="user", content="u")
+    assistant, tool = synthetic_pair("A", keys)
+    assert remove_unverified([user, assistant, tool], keys) == ([user, assistant, tool], 0)
+    (call,) = assistant.tool_calls or []
+    other = msg(role="assistant", tool_calls=[call.to_openai()])
+    both = msg(role="assistant", tool_calls=[call.to_openai(), call.to_openai()])
+    for history in (
+        [user, other, assistant, tool],
+        [user, assistant, tool, other],
+        [user, both, tool],
+    ):
+        assert remove_unverified(history, keys) == ([user], 1)

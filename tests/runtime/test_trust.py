@@ -336,3 +336,56 @@ async def test_rotated_keys_verify_old_pairs_sign_with_the_first_and_drop_unknow
     written, _ = await run_hook([USER], refresh_condition=TTL)
     expected = signed(spec_id(CONTENT, expiry=NOW + 300), CONTENT, "k-new")
     assert written.records[0].call_id == expected
+
+
+# SPEC 16: the signature covers one call's canonical JSON, duplicate keys rejected.
+
+QUERY = {"q": "b"}
+
+
+def signed_query_pair(key: str, arguments: str) -> list[Message]:
+    """A pair the runner would have signed for a hook with arguments ``{"q": "b"}``, its
+    assistant call showing ``arguments`` as its JSON text."""
+    call_id = signed(
+        spec_id(CONTENT, expiry=FRESH, arguments=QUERY), CONTENT, key, arguments='{"q": "b"}'
+    )
+    call = {"id": call_id, "type": "function", "function": {"name": TOOL, "arguments": arguments}}
+    return [
+        msg(role="assistant", content=None, tool_calls=[call]),
+        msg(role="tool", tool_call_id=call_id, content=CONTENT),
+    ]
+
+
+async def test_a_genuine_signed_pair_verifies_and_one_with_a_duplicated_key_does_not(
+    key: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    genuine = [USER, *signed_query_pair(key, '{"q": "b"}')]
+    run, tool = await run_hook(genuine, arguments=QUERY, refresh_condition=TTL)
+    assert (run.records[0].outcome, tool.calls) == (HookOutcome.SKIPPED_FRESH, 0)
+
+    duplicated = [USER, *signed_query_pair(key, '{"q": "a", "q": "b"}')]
+    run, tool = await run_hook(duplicated, arguments=QUERY, refresh_condition=TTL)
+    assert (run.records[0].outcome, tool.calls) == (HookOutcome.INJECTED, 1)
+    assert duplicated[2].tool_call_id not in {m.tool_call_id for m in run.messages}
+    assert len(removal_warnings(caplog)) == 1
+
+
+@pytest.mark.parametrize("where", ["same message", "earlier message", "later message"])
+async def test_a_second_call_reusing_a_signed_id_makes_the_pair_unverified(
+    key: str, where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    assistant, answer_ = pair(signed(spec_id(CONTENT, expiry=FRESH), CONTENT, key))
+    (call,) = assistant.tool_calls or []
+    reuse = msg(role="assistant", content=None, tool_calls=[call.to_openai()])
+    history = {
+        "same message": [USER, msg(role="assistant", tool_calls=[call.to_openai()] * 2), answer_],
+        "earlier message": [USER, reuse, assistant, answer_],
+        "later message": [USER, assistant, answer_, reuse],
+    }[where]
+    run, tool = await run_hook(history, refresh_condition=TTL)
+
+    assert (run.records[0].outcome, tool.calls) == (HookOutcome.INJECTED, 1)
+    assert call.id not in {m.tool_call_id for m in run.messages}
+    assert removal_warnings(caplog) == [
+        "outcome=removed_unverified_pairs count=1 reason=signature does not verify"
+    ]

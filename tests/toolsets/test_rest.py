@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -147,3 +148,15 @@ def test_one_app_serves_requests_run_in_separate_event_loops(rest_server: Record
     assert first is not None
     assert len(rest_server.received()) == 2
     asyncio.run(toolset.aclose())
+
+
+def test_building_many_toolsets_installs_each_log_filter_once() -> None:
+    """SPEC 16: the scrubbing filter goes on the HTTP loggers once, not once per toolset built."""
+    names = ("httpx", "httpcore", "agent_hooks.toolsets._http")
+    watched = [logging.getLogger(name) for name in names]
+    _toolset("http://127.0.0.1:1")
+    counts = [len(logger.filters) for logger in watched]
+    for _ in range(100):
+        _toolset("http://127.0.0.1:1")
+    assert [len(logger.filters) for logger in watched] == counts
+    assert max(counts) <= 1

@@ -79,7 +79,7 @@ def build_pair(
     unsigned = provisional
     enriched: Message | None = None
     if enrichers:
-        enriched = Message._built(role=Role.TOOL, tool_call_id=provisional, content=content)
+        enriched = Message(role=Role.TOOL, tool_call_id=provisional, content=content)
         result = ToolCallResult(content=content, tool_call_id=provisional, tool_name=spec.tool_name)
         for enricher in enrichers:
             enriched = enricher.enrich(enriched, result)
@@ -89,14 +89,12 @@ def build_pair(
             raise ValueError(f"an enricher left {kind} content; a tool answer is text")
         content = final
         unsigned = prefixed_call_id(spec.prefix, token or final, ttl_expiry_seconds=spec.expiry)
-    function = spec.function or FunctionCall._built(
-        name=spec.tool_name, arguments=spec.arguments_text
-    )
+    function = spec.function or FunctionCall(name=spec.tool_name, arguments=spec.arguments_text)
     call_id = keys.sign(unsigned, function, content) if keys else unsigned  # no key: unsigned
-    call = ToolCall._built(id=call_id, type="function", function=function)
-    assistant = Message._built(role=Role.ASSISTANT, content=None, tool_calls=[call])
+    call = ToolCall(id=call_id, type="function", function=function)
+    assistant = Message(role=Role.ASSISTANT, content=None, tool_calls=[call])
     if enriched is None:
-        tool_message = Message._built(role=Role.TOOL, tool_call_id=call_id, content=content)
+        tool_message = Message(role=Role.TOOL, tool_call_id=call_id, content=content)
     elif enriched.tool_call_id != call_id:
         tool_message = enriched.model_copy(update={"tool_call_id": call_id})
     else:

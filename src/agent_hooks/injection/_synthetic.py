@@ -2,9 +2,9 @@
 
 There is one decision path for every seam (SPEC section 8): an injector does not place pairs
 itself, it hands its one hook to the hook runtime, which gives it the same ids, signing, trust
-rules, deadline and records as a manifest hook. The runtime sits above this layer, so it installs
-itself here when it is imported (:func:`install_injector_engine`); importing ``agent_hooks``
-always does that.
+rules, deadline and records as a manifest hook. The runtime sits above this layer, so an injector
+looks it up by name when it first runs (``agent_hooks`` binds the name to the runtime module,
+:func:`agent_hooks._lazy.resolve_late`): importing this class alone is enough for a host.
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, Protocol
 
+import agent_hooks._lazy as _lazy
 from agent_hooks.clock import Clock, SystemClock
 from agent_hooks.config import SigningSettings
 from agent_hooks.config.hooks import DEFAULT_MAX_CONTENT_CHARS, InjectionFrequency
-from agent_hooks.errors import UsageError
 from agent_hooks.injection._transformer import MessagesTransformer
 from agent_hooks.injection._trust import SigningKeys
 from agent_hooks.messages import Message
 from agent_hooks.tools import ToolCallResultEnricher
 
-__all__ = ["InjectorEngine", "SyntheticToolCallInjector", "install_injector_engine"]
+__all__ = ["InjectorEngine", "SyntheticToolCallInjector"]
 
 
 class InjectorEngine(Protocol):
@@ -31,15 +31,6 @@ class InjectorEngine(Protocol):
     async def transform(
         self, injector: SyntheticToolCallInjector, messages: Sequence[Message]
     ) -> list[Message]: ...
-
-
-_engine: InjectorEngine | None = None
-
-
-def install_injector_engine(engine: InjectorEngine) -> None:
-    """Called once by ``agent_hooks.runtime`` at import; every injector runs through it."""
-    global _engine
-    _engine = engine
 
 
 class SyntheticToolCallInjector(MessagesTransformer):
@@ -106,6 +97,5 @@ class SyntheticToolCallInjector(MessagesTransformer):
         """Raises:
         HookFailedError: ``on_error`` is ``"fail"`` and the hook failed.
         """
-        if _engine is None:
-            raise UsageError("import agent_hooks before running an injector")
-        return await _engine.transform(self, messages)
+        engine: InjectorEngine = _lazy.resolve_late("INJECTOR_ENGINE")
+        return await engine.transform(self, messages)

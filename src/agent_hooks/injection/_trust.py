@@ -17,7 +17,7 @@ import hmac
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from agent_hooks.injection._ids import (
     ParsedCallId,
@@ -75,16 +75,26 @@ class SigningKeys:
 
 
 def canonical_arguments(arguments: str) -> str | None:
-    """``json.dumps(json.loads(arguments), sort_keys=True)``; ``None`` when not a JSON object.
+    """``json.dumps(json.loads(arguments), sort_keys=True)``; ``None`` when not a JSON object or
+    when an object in it repeats a key.
 
     A framework that keeps the arguments as a dict and writes them back with other spacing or key
-    order still verifies; a changed value does not.
+    order still verifies; a changed value does not. A repeated key is refused (SPEC 16): readers
+    disagree on which of ``{"q": "a", "q": "b"}``'s values counts (``json`` keeps the last, others
+    the first or both), so the text a tool or model reads could differ from what was signed.
     """
     try:
-        parsed = json.loads(arguments)
+        parsed = json.loads(arguments, object_pairs_hook=_unique_keys)
     except (ValueError, RecursionError):
         return None
     return _SORTED_KEYS.encode(parsed) if isinstance(parsed, dict) else None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise ValueError("a JSON object repeats a key")
+    return obj
 
 
 _SORTED_KEYS = json.JSONEncoder(sort_keys=True)
@@ -147,6 +157,10 @@ def remove_unverified(messages: Sequence[Message], keys: SigningKeys) -> tuple[l
     """The history without synthetic-looking pairs whose signature does not verify, and how many
     pairs (distinct call ids) were removed. Ordinary messages are never removed; an assistant
     message goes only when nothing is left in it.
+
+    A synthetic id that more than one assistant call carries (in one message or several, before
+    or after its answer) does not verify either (SPEC 16): which call the signature covers would
+    depend on the reader, and a copy could carry other arguments past a check of the first.
     """
     if not keys:
         return list(messages), 0
@@ -155,8 +169,11 @@ def remove_unverified(messages: Sequence[Message], keys: SigningKeys) -> tuple[l
     rejected: set[str] = set()
     for message in messages:
         for call in message.tool_calls or [] if message.role is Role.ASSISTANT else []:
-            if is_synthetic_call_id(call.id):
-                callers[call.id] = call.function  # the latest call before its answer
+            if not is_synthetic_call_id(call.id):
+                continue
+            if call.id in callers:
+                rejected.add(call.id)  # a signed id answers one call; a second one is a forgery
+            callers[call.id] = call.function  # the latest call before its answer
         call_id = message.tool_call_id
         if message.role is not Role.TOOL or call_id is None or not is_synthetic_call_id(call_id):
             continue
@@ -167,6 +184,7 @@ def remove_unverified(messages: Sequence[Message], keys: SigningKeys) -> tuple[l
             verified.add(call_id)
         else:
             rejected.add(call_id)
+    verified -= rejected  # a call reusing the id may come after its answer
     rejected.update(call_id for call_id in callers if call_id not in verified)
     if not rejected:
         return list(messages), 0

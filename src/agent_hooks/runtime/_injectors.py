@@ -20,7 +20,7 @@ from agent_hooks.runtime._prepared import HookCall, PreparedHook
 from agent_hooks.runtime._runner import HookRunner
 from agent_hooks.tools import ToolCallResult
 
-__all__ = ["RunnerInjectorEngine"]
+__all__ = ["INJECTOR_ENGINE", "RunnerInjectorEngine"]
 
 
 class RunnerInjectorEngine:
@@ -39,6 +39,10 @@ class RunnerInjectorEngine:
         )
         run = await runner.run_hooks([hook], HookEvent.ON_REQUEST_START, received)
         return run.messages
+
+
+INJECTOR_ENGINE = RunnerInjectorEngine()
+"""What every injector runs through; ``agent_hooks`` binds it for :mod:`agent_hooks.injection`."""
 
 
 def _hook_of(injector: SyntheticToolCallInjector, messages: list[Message]) -> PreparedHook:

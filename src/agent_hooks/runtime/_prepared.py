@@ -92,7 +92,7 @@ class PreparedHook:
     @cached_property
     def _literal_function(self) -> FunctionCall:
         """The function every pair of a hook with literal arguments shows (frozen, so shared)."""
-        return FunctionCall._built(name=self.tool, arguments=self.arguments_text)
+        return FunctionCall(name=self.tool, arguments=self.arguments_text)
 
 
 def routed_call(registry: ToolRegistry, route: ToolRoute) -> HookCall:

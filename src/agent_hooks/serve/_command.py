@@ -22,7 +22,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from agent_hooks._scrub import install_scrubbing, scrub, scrub_http_library_logs
+from agent_hooks._log_filters import filter_added, handlers_reached
+from agent_hooks._scrub import scrub, scrubbing_installed
 from agent_hooks.serve._families import FamilyRule
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES
 
@@ -122,21 +123,33 @@ default is 700)."""
 def run_serve(args: argparse.Namespace) -> int:
     """Serve until SIGTERM or Ctrl-C; in-flight requests and their completion hooks finish first.
 
+    The log filters serve needs are on while it runs and come off when it returns (SPEC 16: a
+    host or a test may run it in-process, more than once): scrubbing on every handler the root
+    logger reaches (ours, the libraries') and on the HTTP libraries' loggers, and one
+    out-of-descriptors limiter on the root's handlers.
+
     Raises:
         ConfigError: the manifest does not validate, or asks for what the process cannot give.
     """
+    from agent_hooks.serve._descriptors import OutOfDescriptorsFilter
+
+    root = logging.getLogger()
+    with (
+        scrubbing_installed(root),
+        filter_added(OutOfDescriptorsFilter(), handlers_reached(root)),
+    ):
+        return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from agent_hooks import create_injector
     from agent_hooks.config import ApplicationConfig, FeatureSettings
     from agent_hooks.serve._app import ServeSettings, create_app
-    from agent_hooks.serve._descriptors import install_descriptor_filter
     from agent_hooks.serve._metrics import Metrics
     from agent_hooks.state import open_store
 
-    install_scrubbing(logging.getLogger())  # every handler: ours, uvicorn's, the libraries'
-    scrub_http_library_logs()
-    install_descriptor_filter(logging.getLogger())
     config = ApplicationConfig.from_file(args.manifest, preview=True)  # bad hooks exit 2 anyway
     hooks = FeatureSettings().enable_preview_features
     if not hooks:

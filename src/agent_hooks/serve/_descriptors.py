@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 
-__all__ = ["OutOfDescriptorsFilter", "install_descriptor_filter"]
+__all__ = ["OutOfDescriptorsFilter"]
 
 _EVERY_SECONDS = 60.0
 _ERRNOS = frozenset({errno.EMFILE, errno.ENFILE})
@@ -46,16 +46,6 @@ class OutOfDescriptorsFilter(logging.Filter):
             record.msg = f"{record.getMessage()} ({held_back} more like it in the last minute)"
             record.args = ()
         return True
-
-
-def install_descriptor_filter(logger: logging.Logger) -> None:
-    """Put one :class:`OutOfDescriptorsFilter` on every handler ``logger``'s records reach."""
-    shared = OutOfDescriptorsFilter()
-    current: logging.Logger | None = logger
-    while current is not None:
-        for handler in current.handlers:
-            handler.addFilter(shared)
-        current = current.parent if current.propagate else None
 
 
 def _about_descriptors(record: logging.LogRecord) -> bool:

@@ -20,7 +20,8 @@ from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.providers.anthropic import AnthropicProvider
 
 from agent_hooks.injection._text_form import read_tool_result_text, tool_result_text
-from agent_hooks.integrations.pydantic_ai import ARGUMENTS_KEY, AgentHooksCapability
+from agent_hooks.integrations._text_pairs import ARGUMENTS_KEY
+from agent_hooks.integrations.pydantic_ai import AgentHooksCapability
 from tests.integrations._anthropic_upstream import FINAL, Upstream, anthropic_upstream
 from tests.integrations._kit import MEMORY, Kit, hooks_app
 

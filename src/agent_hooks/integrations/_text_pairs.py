@@ -28,7 +28,11 @@ from agent_hooks.injection._text_form import read_tool_result_text, tool_result_
 from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
 from agent_hooks.state._conversation import collect_pairs
 
-__all__ = ["pair_from_text", "text_form_calls", "text_of_pair"]
+__all__ = ["ARGUMENTS_KEY", "pair_from_text", "text_form_calls", "text_of_pair"]
+
+ARGUMENTS_KEY = "agent_hooks_text_pair_arguments"
+"""Where an adapter keeps the arguments of the text-form pairs of a message, in a field of it
+the model never sees (call id to the JSON text of the arguments): a signed id covers them."""
 
 
 def pair_from_text(text: str, arguments: str | None = None) -> tuple[Message, Message] | None:
@@ -55,6 +59,7 @@ def text_form_calls(
     *,
     read_as_text: Collection[str],
     thinking: bool,
+    afresh: bool = False,
 ) -> frozenset[str]:
     """The call ids of the pairs of ``after`` (the hooks' result on ``before``) to write in text
     form.
@@ -64,6 +69,9 @@ def text_form_calls(
     cycle (after the last user message of ``before``; everywhere without one) is text. Pairs the
     hooks did not touch keep the form they were read in; a pair that replaced a text-form pair of
     the same hook in place is text too, thinking or not.
+
+    ``afresh``: the pairs read as tool calls are decided again, as if the hooks had just written
+    them (for an adapter that learns whether the model thinks only after the hooks ran).
     """
     if not thinking and not read_as_text:
         return frozenset()
@@ -73,6 +81,7 @@ def text_form_calls(
         for entry in collect_pairs(
             before, item_by_message=item_of, items=before, reapplied=(), to_dict=_as_dict
         )
+        if entry.call_id in read_as_text or not afresh
     ]
     text_from = None
     if thinking:

@@ -55,7 +55,12 @@ from agent_hooks.integrations._seam import (
     present,
     run_completion,
 )
-from agent_hooks.integrations._text_pairs import pair_from_text, text_form_calls, text_of_pair
+from agent_hooks.integrations._text_pairs import (
+    ARGUMENTS_KEY,
+    pair_from_text,
+    text_form_calls,
+    text_of_pair,
+)
 from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
 
 __all__ = ["AgentHooksCapability"]
@@ -70,10 +75,6 @@ _JOIN = -2
 """The unit of a text-form pair: a part joining the request before it (:class:`_Joined`)."""
 _NEW_REQUEST = -3
 """A request the hooks' text-form parts open when no request comes right before them."""
-
-ARGUMENTS_KEY = "agent_hooks_text_pair_arguments"
-"""The key, in a ``ModelRequest``'s ``metadata``, of the arguments of its text-form pairs (call
-id to the JSON text of the arguments): the text leaves them out, and a signed id covers them."""
 
 
 class _Joined(NamedTuple):

@@ -4,6 +4,7 @@ The hooks are the manifest entries a host would write; each test picks the ones 
 
 - ``memories``: request start, TTL'd (10 minutes), injects what the ``memory`` tool says;
 - ``profile``: request start, its argument a template of the host's ``request``;
+- ``notes``: request start, TTL'd, with fixed arguments (the ``profile`` tool echoes them);
 - ``broken``: request start, its tool raises (the run must go on);
 - ``strict``: as ``broken`` with ``on_error: fail`` (``HookFailedError`` comes out);
 - ``audit``: on completion, given the final answer as its argument.
@@ -41,6 +42,14 @@ HOOKS: dict[str, dict[str, Any]] = {
         "kind": "tool_call",
         "tool_name": "profile",
         "arguments": {"user": "${request.user_id}"},
+    },
+    "notes": {
+        "name": "notes",
+        "event": "on_request_start",
+        "kind": "tool_call",
+        "tool_name": "profile",
+        "arguments": {"topic": "weather"},
+        "refresh_condition": {"kind": "ttl", "ttl_minutes": 10},
     },
     "broken": {
         "name": "broken",
@@ -94,10 +103,11 @@ class Tools:
 
 @dataclass(frozen=True)
 class Kit:
-    """The running app's runner and its tools."""
+    """The running app's runner, its tools and its clock (move ``clock.at`` to expire a TTL)."""
 
     runner: HookRunner
     tools: Tools
+    clock: FixedClock
 
 
 @asynccontextmanager
@@ -110,6 +120,7 @@ async def hooks_app(*names: str) -> AsyncIterator[Kit]:
         "hooks": [HOOKS[name] for name in names],
     }
     config = ApplicationConfig.from_dict(manifest, preview=True)
-    modules = [HostTools(*tools), ClockModule(FixedClock(NOW))]
+    clock = FixedClock(NOW)
+    modules = [HostTools(*tools), ClockModule(clock)]
     async with open_app(config, modules, preview=True) as injector:
-        yield Kit(injector.get(HookRunner), host)
+        yield Kit(injector.get(HookRunner), host, clock)

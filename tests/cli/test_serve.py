@@ -41,14 +41,16 @@ def serving_without_preview(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[b
 
 
 @contextmanager
-def _serving(tmp_path: Path, *, preview: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+def _serving(
+    tmp_path: Path, *args: str, preview: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     port = free_port()
     process = subprocess.Popen(
         [str(AGENT_HOOKS), "serve", str(SERVE_MANIFEST), "--port", str(port),
-         "--state", f"sqlite:///{tmp_path / 'state.db'}"],
+         "--state", f"sqlite:///{tmp_path / 'state.db'}", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env={**os.environ, "ENABLE_PREVIEW_FEATURES": preview},
+        env={**os.environ, "ENABLE_PREVIEW_FEATURES": preview, **(env or {})},
     )  # fmt: skip
     try:
         yield process, f"http://127.0.0.1:{port}"
@@ -224,3 +226,63 @@ def test_a_serve_run_puts_back_the_log_filters_and_collector_settings_it_changed
         assert (_logging_state(), gc.get_threshold(), gc.get_freeze_count()) == before
     finally:
         logging.getLogger().removeHandler(handler)
+
+
+@pytest.mark.parametrize(
+    "upstream",
+    ["notaurl", "ftp://x", "http://", "http://host:99999", "http://h/v1?key=1", "//host/v1"],
+)
+def test_an_upstream_that_is_not_an_http_url_exits_1_naming_it(
+    tmp_path: Path, upstream: str
+) -> None:
+    """SPEC 17: it would start and answer every request 502; it says so at start instead."""
+    for option in ("--upstream", "--anthropic-upstream"):
+        done = serve_once(option, upstream, "--state", f"sqlite:///{tmp_path}/state.db")
+        assert done.returncode == 1
+        errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+        assert errors == [
+            f"error: {option} {upstream!r} is not an http(s)://host[:port][/path] URL"
+        ]
+
+
+def test_an_invalid_upstream_url_with_credentials_does_not_echo_them(tmp_path: Path) -> None:
+    done = serve_once(
+        "--upstream", "ftp://admin:pw-secret@h", "--state", f"sqlite:///{tmp_path}/s.db"
+    )
+    assert done.returncode == 1
+    assert "pw-secret" not in done.stderr
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "http"])
+def test_a_port_outside_0_to_65535_is_a_usage_error(port: str) -> None:
+    done = serve_once("--port", port)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0].startswith("usage: agent-hooks serve")
+    assert "argument --port" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+async def test_the_start_line_names_the_address_the_upstream_host_and_the_hooks(
+    tmp_path: Path,
+) -> None:
+    """One line at start (SPEC 17): where it listens, the upstream's host without credentials,
+    the hooks; a trailing ``/v1`` is left out with one line saying so; no key: one warning."""
+    credentials = "http://admin:pw-secret@127.0.0.1:9/v1/"
+    no_key = {"AGENT_HOOKS_UPSTREAM_API_KEY": ""}
+    with _serving(tmp_path, "--upstream", credentials, preview="true", env=no_key) as serving:
+        process, url = serving
+        try:
+            await wait_until_healthy(url, process)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            _, err = process.communicate(timeout=STARTUP_SECONDS)
+    port = int(url.rsplit(":", 1)[1])
+    stderr = err.decode()
+    hooks = ", ".join(
+        hook.get("name") or hook["tool_name"]
+        for hook in json.loads(SERVE_MANIFEST.read_text())["hooks"]
+    )
+    assert (f"listening on http://127.0.0.1:{port} upstream=127.0.0.1:9 hooks={hooks}") in stderr
+    assert "--upstream ends with /v1: using http://127.0.0.1:9 " in stderr
+    assert stderr.count("AGENT_HOOKS_UPSTREAM_API_KEY nor --forward-auth") == 1
+    assert "pw-secret" not in stderr

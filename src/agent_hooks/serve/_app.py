@@ -107,11 +107,6 @@ def create_app(settings: ServeSettings) -> Starlette:
                 ),
                 model_families=settings.model_families if settings.upstream else None,
             )
-            logger.info(
-                "ready upstream=%s state=%s",
-                "remote" if settings.upstream else "echo",
-                type(settings.store).__name__,
-            )
             yield
 
     async def chat_completions(request: Request) -> Response:

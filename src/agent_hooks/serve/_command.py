@@ -8,29 +8,37 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import errno
 import gc
 import logging
 import math
 import os
+import re
 import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable
+import urllib.parse
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_hooks._log_filters import filter_added, handlers_reached
 from agent_hooks._scrub import scrub, scrubbing_installed
 from agent_hooks.serve._families import FamilyRule
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES
 
+if TYPE_CHECKING:
+    from agent_hooks.serve._app import ServeSettings
+
 __all__ = ["UPSTREAM_API_KEY_ENV", "add_serve_parser", "run_serve"]
 
 UPSTREAM_API_KEY_ENV = "AGENT_HOOKS_UPSTREAM_API_KEY"
 DEFAULT_STATE_URL = "sqlite:///agent-hooks-state.db"
+
+logger = logging.getLogger("agent_hooks.serve")
 
 
 def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -54,7 +62,7 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ign
         help="where /v1/messages goes instead (URL/v1/messages), e.g. https://api.anthropic.com",
     )
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--port", type=_port, default=8080)
     serve.add_argument(
         "--state",
         default=DEFAULT_STATE_URL,
@@ -137,8 +145,44 @@ def run_serve(args: argparse.Namespace) -> int:
     with (
         scrubbing_installed(root),
         filter_added(OutOfDescriptorsFilter(), handlers_reached(root)),
+        _info_logged(),
     ):
         return _serve(args)
+
+
+@contextlib.contextmanager
+def _info_logged() -> Iterator[None]:
+    """serve's INFO lines (the start line, the access log: the server's output) are written
+    whatever the CLI's verbosity; the logger's level is put back after."""
+    serve_logger = logging.getLogger("agent_hooks.serve")
+    previous_level = serve_logger.level
+    if serve_logger.getEffectiveLevel() > logging.INFO:
+        serve_logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        serve_logger.setLevel(previous_level)
+
+
+def _log_start(listening: socket.socket, settings: ServeSettings, config: Any) -> None:
+    """One line: where it listens, where requests go (hosts only, never credentials), the hooks
+    it runs; and a warning when requests would reach a real upstream without a key."""
+    host, port = listening.getsockname()[:2]
+    address = f"[{host}]" if ":" in host else host
+    upstream = _host_of(settings.upstream) if settings.upstream else "echo model"
+    if settings.anthropic_upstream:
+        upstream += f", /v1/messages to {_host_of(settings.anthropic_upstream)}"
+    names = [hook.name or hook.tool_name for hook in config.hooks or ()]
+    hooks = ", ".join(names) if settings.hooks and names else "none"
+    if not settings.hooks:
+        hooks = "off (ENABLE_PREVIEW_FEATURES is not true)"
+    logger.info("listening on http://%s:%d upstream=%s hooks=%s", address, port, upstream, hooks)
+    remote = settings.upstream or settings.anthropic_upstream
+    if remote and not settings.upstream_api_key and not settings.forward_auth:
+        logger.warning(
+            "neither $%s nor --forward-auth is set: requests reach the upstream without a key",
+            UPSTREAM_API_KEY_ENV,
+        )
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -150,6 +194,11 @@ def _serve(args: argparse.Namespace) -> int:
     from agent_hooks.serve._metrics import Metrics
     from agent_hooks.state import open_store
 
+    try:
+        upstream = _base_url("--upstream", args.upstream)
+        anthropic_upstream = _base_url("--anthropic-upstream", args.anthropic_upstream)
+    except ValueError as exc:
+        return _startup_failed(str(exc))
     config = ApplicationConfig.from_file(args.manifest, preview=True)  # bad hooks exit 2 anyway
     hooks = FeatureSettings().enable_preview_features
     if not hooks:
@@ -163,7 +212,7 @@ def _serve(args: argparse.Namespace) -> int:
     settings = ServeSettings(
         injector=injector,
         store=store,
-        upstream=args.upstream,
+        upstream=upstream,
         upstream_timeout_seconds=args.upstream_timeout,
         upstream_api_key=os.environ.get(UPSTREAM_API_KEY_ENV, "").strip() or None,
         forward_auth=args.forward_auth,
@@ -171,7 +220,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_body_bytes=args.max_body_bytes,
         hooks=hooks,
         metrics=metrics,
-        anthropic_upstream=args.anthropic_upstream,
+        anthropic_upstream=anthropic_upstream,
         model_families=tuple(args.model_family),
     )
     try:
@@ -192,10 +241,7 @@ def _serve(args: argparse.Namespace) -> int:
             lifespan="on",
         )
     )
-    serve_logger = logging.getLogger("agent_hooks.serve")
-    previous_level = serve_logger.level
-    if serve_logger.getEffectiveLevel() > logging.INFO:
-        serve_logger.setLevel(logging.INFO)  # the access log is the server's output
+    _log_start(listening, settings, config)
     # uvicorn re-raises a SIGTERM once it has shut down gracefully, to whatever handler was
     # there before it: a no-op one makes the graceful stop an ordinary exit with status 0.
     previous_sigterm = _quiet_sigterm()
@@ -214,7 +260,6 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         gc.set_threshold(*previous_thresholds)
         gc.unfreeze()
-        serve_logger.setLevel(previous_level)
         if previous_sigterm is not None:
             signal.signal(signal.SIGTERM, previous_sigterm)
     return 0 if server.started else 1
@@ -254,6 +299,57 @@ def _listen(host: str, port: int) -> socket.socket:
     return listening
 
 
+def _base_url(option: str, value: str | None) -> str | None:
+    """``value`` as the upstream's base URL: ``http(s)://host[:port][/path]``, a trailing ``/v1``
+    left out (the proxy adds ``/v1/...`` itself; base URLs are usually written with it).
+
+    Raises:
+        ValueError: naming ``option``: not such a URL (the server would answer every request 502).
+    """
+    if value is None:
+        return None
+    try:
+        parts = urllib.parse.urlsplit(value)
+        port = parts.port  # raises for a port that is not a number or out of range
+    except ValueError:
+        parts, port = None, None
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.query
+        or parts.fragment
+    ):
+        shown = re.sub(r"//[^/@]*@", "//***@", value)  # a password in it is not echoed
+        raise ValueError(f"{option} {shown!r} is not an http(s)://host[:port][/path] URL")
+    del port
+    path = parts.path.rstrip("/")
+    if path.endswith("/v1"):
+        path = path[: -len("/v1")]
+        stripped = urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+        logger.info(
+            "%s ends with /v1: using %s (the proxy adds /v1/... to it)",
+            option,
+            _without_credentials(stripped),
+        )
+        return stripped
+    return value.rstrip("/")
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` with any ``user:password@`` left out, for a log line."""
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit((parts.scheme, _host_of(url), parts.path, "", ""))
+
+
+def _host_of(url: str) -> str:
+    """``host[:port]`` of ``url``, without credentials."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    return netloc if parts.port is None else f"{netloc}:{parts.port}"
+
+
 def _startup_failed(reason: str) -> int:
     """What the server could not start with, as one line; exit status 1 (SPEC 12.1)."""
     print(f"error: {scrub(reason)}", file=sys.stderr)
@@ -272,6 +368,16 @@ def _family_rule(text: str) -> FamilyRule:
         return FamilyRule.parse(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0-65535, got {text!r}")
+    return value
 
 
 def _positive_int(text: str) -> int:

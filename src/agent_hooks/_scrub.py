@@ -15,7 +15,9 @@ What is registered for a secret value:
   every log line while hiding nothing;
 - each whitespace-separated part of at least :data:`MIN_PART_CHARS` characters, so the token of
   ``Bearer sk-...`` is hidden when a library quotes only the token;
-- the percent-encoded form of each of those, as it appears in a logged URL.
+- the forms each of those takes when quoted (:func:`_quoted_forms`): percent-encoded, as in a
+  logged URL, and JSON-escaped, as in an error body that quotes it (with ``/`` as ``\\/`` too,
+  as PHP's ``json_encode`` writes JSON).
 
 Tool results are a different audience: the model reads them, so only values that are secrets by
 declaration (read through ``{"env": NAME}``, URL credentials, the upstream key) are scrubbed from
@@ -32,6 +34,7 @@ the handler emits. :func:`install_scrubbing` therefore puts the filter on both; 
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import re
 import threading
@@ -78,23 +81,38 @@ class _Registry:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._values: set[str] = set()
+        """The values registered, each also in ``_secrets`` with its quoted forms."""
         self._secrets: set[str] = set()
         self.pattern: re.Pattern[str] | None = None
 
     def add(self, candidates: set[str]) -> None:
-        """Register ``candidates`` and their URL-encoded forms; cheap when all are known already
+        """Register ``candidates`` and their quoted forms; cheap when all are known already
         (every call resolves its secrets again, so the usual case is "nothing new")."""
-        with_encoded = candidates | {quote(value, safe="") for value in candidates}
         with self._lock:
-            if with_encoded <= self._secrets:
+            new = candidates - self._values
+            if not new:
                 return
-            self._secrets.update(with_encoded)
+            self._values.update(new)
+            self._secrets.update(new, *map(_quoted_forms, new))
             ordered = sorted(self._secrets, key=len, reverse=True)
             self.pattern = re.compile("|".join(re.escape(secret) for secret in ordered))
 
     def sub(self, text: str) -> str:
         pattern = self.pattern
         return text if pattern is None else pattern.sub(REPLACEMENT, text)
+
+
+def _quoted_forms(value: str) -> set[str]:
+    """How ``value`` appears when a URL or a JSON text quotes it: percent-encoded (``/`` kept or
+    not) and JSON-escaped (non-ASCII as ``\\u`` escapes or not, ``/`` as ``\\/`` or not)."""
+    escaped = {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    return {
+        quote(value, safe=""),
+        quote(value),
+        *escaped,
+        *(form.replace("/", "\\/") for form in escaped),
+    }
 
 
 _everything = _Registry()

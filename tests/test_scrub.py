@@ -149,15 +149,21 @@ def test_the_http_libraries_records_are_scrubbed_whatever_handler_receives_them(
     assert "GET http://***@127.0.0.1/" in caplog.text
 
 
-def test_tool_results_lose_declared_secrets_but_keep_literal_header_words() -> None:
-    register_secret("application/json-literal-header")  # a literal manifest value
+def test_tool_results_lose_declared_secrets_and_literal_headers_but_not_other_words() -> None:
+    register_secret("literal-child-process-variable")  # a literal MCP server variable
+    register_secret("application/json-literal-header", in_results=True)  # a literal header
     # A short value read from the environment; one no other test's text holds, since the registry
     # is process-wide (a "2" here scrubbed every later test's ports and status codes).
     register_secret("~Q~", always_whole=True)
     register_secret("env-read-result-secret", always_whole=True)
-    text = "format application/json-literal-header, version ~Q~, key env-read-result-secret"
-    assert scrub_result(text) == "format application/json-literal-header, version ~Q~, key ***"
-    assert scrub(text) == "format ***, version ***, key ***"  # logs lose them all
+    text = (
+        "mode literal-child-process-variable, format application/json-literal-header,"
+        " version ~Q~, key env-read-result-secret"
+    )
+    assert scrub_result(text) == (
+        "mode literal-child-process-variable, format ***, version ~Q~, key ***"
+    )
+    assert scrub(text) == "mode ***, format ***, version ***, key ***"  # logs lose them all
 
 
 @pytest.mark.parametrize(

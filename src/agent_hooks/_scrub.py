@@ -20,10 +20,12 @@ What is registered for a secret value:
   as PHP's ``json_encode`` writes JSON).
 
 Tool results are a different audience: the model reads them, so only values that are secrets by
-declaration (read through ``{"env": NAME}``, URL credentials, the upstream key) are scrubbed from
-them, and only when they have at least :data:`MIN_WHOLE_CHARS` characters (:func:`scrub_result`).
-A literal header such as ``Accept: application/json``, or an API version ``2`` read from the
-environment, must not erase those words from every answer.
+declaration (read through ``{"env": NAME}``, a header value written in a toolset, URL
+credentials, the upstream key) are scrubbed from them, and only when they have at least
+:data:`MIN_WHOLE_CHARS` characters (:func:`scrub_result`). A literal header counts (SPEC 16: a
+key pasted into the manifest in clear is still a key), so a result quoting a literal ``Accept:
+application/json`` shows ``***`` in its place; a literal child-process variable, or an API
+version ``2`` read from the environment, does not erase those words from every answer.
 
 Records reach handlers two ways, and a filter sees only one of them: filters on a *logger* run for
 records logged on that very logger (not its children), filters on a *handler* run for every record
@@ -121,18 +123,20 @@ _declared = _Registry()
 """Secrets by declaration only: what tool results are scrubbed of."""
 
 
-def register_secret(value: str, *, always_whole: bool = False) -> None:
+def register_secret(value: str, *, always_whole: bool = False, in_results: bool = False) -> None:
     """Scrub ``value`` (and its long parts, see the module docstring) from now on.
 
     ``always_whole`` scrubs the whole value whatever its length: for values that are secrets by
     declaration (read from an ``{"env": NAME}`` reference), not literals that may be ordinary.
+    Those are scrubbed from tool results too, and so is a value registered ``in_results`` (a
+    literal header value of a toolset), when it has :data:`MIN_WHOLE_CHARS` characters.
     """
     whole = value and (always_whole or len(value) >= MIN_WHOLE_CHARS)
     candidates = {value} if whole else set()
     parts = {part for part in value.split() if len(part) >= MIN_PART_CHARS}
     candidates.update(parts)
     _everything.add(candidates)
-    if always_whole:
+    if always_whole or in_results:
         _declared.add({value} | parts if len(value) >= MIN_WHOLE_CHARS else parts)
 
 

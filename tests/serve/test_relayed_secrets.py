@@ -1,11 +1,13 @@
 """Secrets in what the proxy relays that is not a successful answer's content (SPEC 16): error
 bodies, error events inside a 200 event stream, response headers; as the upstream wrote them,
 percent-encoded, and JSON-escaped with ``/`` as ``\\/``. The upstream is a careless real server
-on 127.0.0.1 that quotes the credentials it got."""
+on 127.0.0.1 that quotes the credentials it got. And a literal header of a toolset, which a REST
+API reflects, reaches neither the upstream nor the store nor the log."""
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,3 +90,33 @@ def test_an_error_event_in_a_200_stream_quoting_the_key_is_relayed_scrubbed(
     assert "Incorrect API key provided:" in response.text
     assert "***" in response.text
     assert "Hello" in response.text  # the delta before the error event
+
+
+def test_a_literal_header_value_a_tool_echoes_reaches_neither_the_model_nor_the_store(
+    tmp_path: Path, upstream: RecordingServer, rest_server: RecordingServer
+) -> None:
+    """SPEC 16: a header value written in the manifest in clear is a secret: the REST API that
+    reflects its request headers hands the upstream, the stored pairs and the log ``***``."""
+    literal = f"lit-serve-{uuid.uuid4().hex}"
+    toolset = {
+        "type": "rest-api",
+        "name": "debug",
+        "base_url": rest_server.url,
+        "headers": {"api-key": literal},
+        "tools": [{"name": "echo", "path": "/echo-headers"}],
+    }
+    hook = {"kind": "tool_call", "event": "on_request_start", "toolset_name": "debug",
+            "tool_name": "echo"}  # fmt: skip
+    manifest = {"toolsets": [toolset], "hooks": [hook]}
+    with running_proxy(manifest, tmp_path, "--upstream", upstream.url) as proxy:
+        response = post(proxy, "/v1/chat/completions", "m", stream=False)
+        assert response.status_code == 200
+        log = proxy.log()
+    assert rest_server.received()[0]["headers"]["api-key"] == literal  # the API did get it
+    (received,) = upstream.received()
+    assert '\\"api-key\\":\\"***\\"' in received["text"]
+    assert literal not in received["text"]
+    stored = b"".join(path.read_bytes() for path in tmp_path.glob("state.db*"))
+    assert stored
+    assert literal.encode() not in stored
+    assert literal not in log

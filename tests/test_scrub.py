@@ -149,12 +149,39 @@ def test_the_http_libraries_records_are_scrubbed_whatever_handler_receives_them(
     assert "GET http://***@127.0.0.1/" in caplog.text
 
 
-def test_tool_results_lose_declared_secrets_but_keep_literal_header_words() -> None:
-    register_secret("application/json-literal-header")  # a literal manifest value
+def test_tool_results_lose_declared_secrets_and_literal_headers_but_not_other_words() -> None:
+    register_secret("literal-child-process-variable")  # a literal MCP server variable
+    register_secret("application/json-literal-header", in_results=True)  # a literal header
     # A short value read from the environment; one no other test's text holds, since the registry
     # is process-wide (a "2" here scrubbed every later test's ports and status codes).
     register_secret("~Q~", always_whole=True)
     register_secret("env-read-result-secret", always_whole=True)
-    text = "format application/json-literal-header, version ~Q~, key env-read-result-secret"
-    assert scrub_result(text) == "format application/json-literal-header, version ~Q~, key ***"
-    assert scrub(text) == "format ***, version ***, key ***"  # logs lose them all
+    text = (
+        "mode literal-child-process-variable, format application/json-literal-header,"
+        " version ~Q~, key env-read-result-secret"
+    )
+    assert scrub_result(text) == (
+        "mode literal-child-process-variable, format ***, version ~Q~, key ***"
+    )
+    assert scrub(text) == "mode ***, format ***, version ***, key ***"  # logs lose them all
+
+
+@pytest.mark.parametrize(
+    ("secret", "quoted"),
+    [
+        ("sk-a/b+c=d", "sk-a\\/b+c=d"),  # PHP's json_encode: every / escaped
+        ("sk-a/b+c=d", "sk-a%2Fb%2Bc%3Dd"),
+        ("sk-a/b+c=d", "sk-a/b%2Bc%3Dd"),  # a URL path keeps its /
+        ('sk-"quoted"\\x', 'sk-\\"quoted\\"\\\\x'),
+        ("sk-caf\u00e9-secret", "sk-caf\\u00e9-secret"),
+        ("sk-caf\u00e9/secret", "sk-caf\\u00e9\\/secret"),
+    ],
+    ids=["json-slash", "percent", "percent-path", "json-quote-backslash", "json-ascii", "both"],
+)
+def test_a_secret_is_scrubbed_in_its_quoted_forms(secret: str, quoted: str) -> None:
+    """SPEC 16: an error body or URL that quotes a secret writes it escaped or encoded."""
+    secret = f"{secret}-{uuid.uuid4().hex[:8]}"
+    quoted = f"{quoted}-{secret.rsplit('-', 1)[1]}"
+    register_secret(secret, always_whole=True)
+    assert scrub(f'{{"message": "bad key {quoted}"}}') == '{"message": "bad key ***"}'
+    assert scrub_result(f"echo {quoted}") == "echo ***"

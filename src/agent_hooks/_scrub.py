@@ -15,13 +15,17 @@ What is registered for a secret value:
   every log line while hiding nothing;
 - each whitespace-separated part of at least :data:`MIN_PART_CHARS` characters, so the token of
   ``Bearer sk-...`` is hidden when a library quotes only the token;
-- the percent-encoded form of each of those, as it appears in a logged URL.
+- the forms each of those takes when quoted (:func:`_quoted_forms`): percent-encoded, as in a
+  logged URL, and JSON-escaped, as in an error body that quotes it (with ``/`` as ``\\/`` too,
+  as PHP's ``json_encode`` writes JSON).
 
 Tool results are a different audience: the model reads them, so only values that are secrets by
-declaration (read through ``{"env": NAME}``, URL credentials, the upstream key) are scrubbed from
-them, and only when they have at least :data:`MIN_WHOLE_CHARS` characters (:func:`scrub_result`).
-A literal header such as ``Accept: application/json``, or an API version ``2`` read from the
-environment, must not erase those words from every answer.
+declaration (read through ``{"env": NAME}``, a header value written in a toolset, URL
+credentials, the upstream key) are scrubbed from them, and only when they have at least
+:data:`MIN_WHOLE_CHARS` characters (:func:`scrub_result`). A literal header counts (SPEC 16: a
+key pasted into the manifest in clear is still a key), so a result quoting a literal ``Accept:
+application/json`` shows ``***`` in its place; a literal child-process variable, or an API
+version ``2`` read from the environment, does not erase those words from every answer.
 
 Records reach handlers two ways, and a filter sees only one of them: filters on a *logger* run for
 records logged on that very logger (not its children), filters on a *handler* run for every record
@@ -32,6 +36,7 @@ the handler emits. :func:`scrubbing_installed` therefore puts the filter on both
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import re
 import threading
@@ -82,17 +87,20 @@ class _Registry:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._values: set[str] = set()
+        """The values registered, each also in ``_secrets`` with its quoted forms."""
         self._secrets: set[str] = set()
         self.pattern: re.Pattern[str] | None = None
 
     def add(self, candidates: set[str]) -> None:
-        """Register ``candidates`` and their URL-encoded forms; cheap when all are known already
+        """Register ``candidates`` and their quoted forms; cheap when all are known already
         (every call resolves its secrets again, so the usual case is "nothing new")."""
-        with_encoded = candidates | {quote(value, safe="") for value in candidates}
         with self._lock:
-            if with_encoded <= self._secrets:
+            new = candidates - self._values
+            if not new:
                 return
-            self._secrets.update(with_encoded)
+            self._values.update(new)
+            self._secrets.update(new, *map(_quoted_forms, new))
             ordered = sorted(self._secrets, key=len, reverse=True)
             self.pattern = re.compile("|".join(re.escape(secret) for secret in ordered))
 
@@ -101,24 +109,38 @@ class _Registry:
         return text if pattern is None else pattern.sub(REPLACEMENT, text)
 
 
+def _quoted_forms(value: str) -> set[str]:
+    """How ``value`` appears when a URL or a JSON text quotes it: percent-encoded (``/`` kept or
+    not) and JSON-escaped (non-ASCII as ``\\u`` escapes or not, ``/`` as ``\\/`` or not)."""
+    escaped = {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    return {
+        quote(value, safe=""),
+        quote(value),
+        *escaped,
+        *(form.replace("/", "\\/") for form in escaped),
+    }
+
+
 _everything = _Registry()
 """Every secret and each long part of one: what logs and reasons are scrubbed of."""
 _declared = _Registry()
 """Secrets by declaration only: what tool results are scrubbed of."""
 
 
-def register_secret(value: str, *, always_whole: bool = False) -> None:
+def register_secret(value: str, *, always_whole: bool = False, in_results: bool = False) -> None:
     """Scrub ``value`` (and its long parts, see the module docstring) from now on.
 
     ``always_whole`` scrubs the whole value whatever its length: for values that are secrets by
     declaration (read from an ``{"env": NAME}`` reference), not literals that may be ordinary.
+    Those are scrubbed from tool results too, and so is a value registered ``in_results`` (a
+    literal header value of a toolset), when it has :data:`MIN_WHOLE_CHARS` characters.
     """
     whole = value and (always_whole or len(value) >= MIN_WHOLE_CHARS)
     candidates = {value} if whole else set()
     parts = {part for part in value.split() if len(part) >= MIN_PART_CHARS}
     candidates.update(parts)
     _everything.add(candidates)
-    if always_whole:
+    if always_whole or in_results:
         _declared.add({value} | parts if len(value) >= MIN_WHOLE_CHARS else parts)
 
 

@@ -149,3 +149,34 @@ def test_a_tenant_header_separates_users_behind_one_gateway_key(
             ask(made, user)
     assert [pair_owners(entry) for entry in upstream.received()] == [["alice"], ["bob"], ["alice"]]
     assert shared_reads(rest_server) == 2
+
+
+@pytest.mark.parametrize("second", ["alice", "bob"], ids=["equal", "different"])
+def test_a_tenant_header_sent_twice_is_a_400_on_every_route(
+    tmp_path: Path, upstream: RecordingServer, rest_server: RecordingServer, second: str
+) -> None:
+    """SPEC 16: a gateway that appends its header instead of replacing the client's must not
+    let the client choose its tenant; equal copies are refused too."""
+    options = ("--upstream", upstream.url, "--tenant-header", "X-Gateway-User")
+    headers = [
+        ("authorization", "Bearer sk-gateway-key-00"),
+        ("anthropic-version", "2023-06-01"),
+        ("X-Gateway-User", second),  # the client's, kept by the gateway
+        ("X-Gateway-User", "alice"),  # the gateway's, appended
+    ]
+    bodies = {
+        "/v1/chat/completions": {"model": "m", "messages": [USER]},
+        "/v1/responses": {"model": "m", "input": "hi"},
+        "/v1/messages": {"model": "m", "max_tokens": 8, "messages": [USER]},
+        "/v1/messages/count_tokens": {"model": "m", "messages": [USER]},
+    }
+    with running_proxy(manifest(rest_server.url), tmp_path, *options) as proxy:
+        for path, body in bodies.items():
+            response = httpx.post(proxy.url + path, json=body, headers=headers, timeout=20)
+            assert response.status_code == 400, (path, response.text)
+            assert "2 X-Gateway-User headers" in response.text
+        listed = httpx.get(f"{proxy.url}/v1/models", headers=headers[:1] + headers[2:], timeout=20)
+        assert listed.status_code == 400
+        assert listed.json()["error"]["code"] == "repeated_tenant_header"
+    assert upstream.received() == []
+    assert rest_server.received() == []

@@ -10,6 +10,11 @@ body stops half-way and the connection stays open) and ``hold`` (nothing after t
 after the first chunk, until the proxy closes the request; ``GET /_closed`` counts those
 closes). Streamed, in every dialect: ``cut-short`` (the first delta, then a clean end with no
 end marker) and ``fails`` (the first delta, then the dialect's error event and a clean end).
+Careless servers, in every dialect: ``leaky-forms`` (a 401 quoting the credentials it got with
+every ``/`` escaped as ``\\/``, as PHP writes JSON, and percent-encoded, in its body and a header)
+and ``leaky-event`` (a 200 event stream up to the first delta, then the dialect's error event
+quoting them in those forms, sent in two pieces split inside the credentials; on Responses
+``leaky-failed`` sends a ``response.failed`` event instead of an ``error`` event).
 Responses answers have ids ``resp_up_{n}``, one per request.
 ``GET /_received`` returns each request's headers and body (parsed, and as its text);
 ``DELETE /_received`` forgets them.
@@ -19,8 +24,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 import uvicorn
@@ -79,6 +85,11 @@ def _ended_early(
 _CHAT_ERROR = b'data: {"error": {"message": "overloaded", "type": "server_error"}}\n\n'
 
 
+def _chat_error(text: str) -> bytes:
+    error = {"error": {"message": text, "type": "invalid_request_error"}}
+    return b"data: " + _php_json(error) + b"\n\n"
+
+
 async def _tool_call_stream() -> AsyncIterator[bytes]:
     call = {"index": 0, "id": "call_9", "type": "function", "function": {"name": "f"}}
     yield _chunk({"role": "assistant", "tool_calls": [call]})
@@ -113,6 +124,8 @@ async def chat_completions(request: Request) -> Response:
     if body.get("stream"):
         if model in ("cut-short", "fails"):
             return _ended_early(_stream(None), 1, _CHAT_ERROR if model == "fails" else None)
+        if model == "leaky-event":
+            return _leaky_events(request, _stream(None), 1, _chat_error)
         gate = _gate(model)
         chunks = _tool_call_stream() if model == "tool-call" else _stream(gate)
         return StreamingResponse(chunks, media_type="text/event-stream")
@@ -140,6 +153,62 @@ def _leaky(request: Request, stream: bool) -> Response:
         event = f"data: {json.dumps(error)}\n\n"
         return Response(event, 401, headers=headers, media_type="text/event-stream")
     return JSONResponse(error, 401, headers=headers)
+
+
+def _credentials(request: Request) -> str:
+    return request.headers.get("authorization") or request.headers.get("x-api-key") or ""
+
+
+def _leaky_text(request: Request) -> str:
+    got = _credentials(request)
+    return f"Incorrect API key provided: {got} (as a URL: {quote(got, safe='')})"
+
+
+def _php_json(payload: dict[str, Any]) -> bytes:
+    """JSON with every ``/`` escaped, as PHP's ``json_encode`` writes it."""
+    return json.dumps(payload).replace("/", "\\/").encode()
+
+
+def _leaky_headers(request: Request) -> dict[str, str]:
+    got = _credentials(request)
+    return {"x-seen-authorization": got, "x-seen-quoted": quote(got, safe="")}
+
+
+def _leaky_forms(request: Request, stream: bool) -> Response:
+    """A 401 quoting the credentials escaped and percent-encoded, in its body and headers."""
+    error = {"error": {"message": _leaky_text(request), "code": "invalid_api_key"}}
+    if request.url.path == "/v1/messages":
+        error = {"type": "error", "error": {"type": "authentication_error", **error["error"]}}
+    body = _php_json(error)
+    media = "application/json"
+    if stream:
+        body, media = b"data: " + body + b"\n\n", "text/event-stream"
+    return Response(body, 401, headers=_leaky_headers(request), media_type=media)
+
+
+def _leaky_events(
+    request: Request, events: AsyncIterator[bytes], first: int, error: Callable[[str], bytes]
+) -> StreamingResponse:
+    """A 200 event stream: the ``first`` events of ``events``, then ``error(text)`` quoting the
+    credentials, written in two pieces split inside the credentials' first quote."""
+    got = _credentials(request)
+    event = error(_leaky_text(request))
+    cut = event.index(got.encode()[:8]) + 4 if got else len(event) // 2
+
+    async def leak() -> AsyncIterator[bytes]:
+        count = 0
+        async for each in events:
+            if count == first:
+                break
+            count += 1
+            yield each
+        yield event[:cut]
+        await anyio.sleep(0.05)  # the two pieces reach the proxy as two chunks
+        yield event[cut:]
+
+    return StreamingResponse(
+        leak(), media_type="text/event-stream", headers=_leaky_headers(request)
+    )
 
 
 def _broken(request: Request, stream: bool) -> Response:
@@ -172,7 +241,13 @@ def _hold(request: Request, stream: bool) -> Response:
     return StreamingResponse(hold(), media_type=media)
 
 
-_FAULTS = {"leaky": _leaky, "broken": _broken, "stalled": _stalled, "hold": _hold}
+_FAULTS = {
+    "leaky": _leaky,
+    "leaky-forms": _leaky_forms,
+    "broken": _broken,
+    "stalled": _stalled,
+    "hold": _hold,
+}
 
 
 async def closed(_: Request) -> Response:
@@ -186,6 +261,8 @@ def _event(payload: dict[str, Any]) -> bytes:
 async def responses(request: Request) -> Response:
     body = await _record(request)
     model = body.get("model")
+    if model == "leaky-forms":
+        return _leaky_forms(request, body.get("stream") is True)
     response_id = f"resp_up_{len(_received)}"
     item: dict[str, Any] = {
         "type": "message",
@@ -232,7 +309,27 @@ async def responses(request: Request) -> Response:
     if model == "fails":
         failed = {**response, "status": "failed", "output": []}
         return _ended_early(events(), 2, _event({"type": "response.failed", "response": failed}))
+    if model == "leaky-event":
+        return _leaky_events(request, events(), 2, _responses_error)
+    if model == "leaky-failed":
+
+        def failed_event(text: str) -> bytes:
+            error = {"code": "invalid_api_key", "message": text}
+            failed = {**response, "status": "failed", "output": [], "error": error}
+            return _sse({"type": "response.failed", "response": failed})
+
+        return _leaky_events(request, events(), 2, failed_event)
     return StreamingResponse(events(), media_type="text/event-stream")
+
+
+def _responses_error(text: str) -> bytes:
+    """The Responses API's ``error`` event: its message is not inside an ``error`` object."""
+    return _sse({"type": "error", "code": "invalid_api_key", "message": text, "param": None})
+
+
+def _sse(payload: dict[str, Any]) -> bytes:
+    """An event written as PHP writes JSON (``_event`` writes it as Python does)."""
+    return f"event: {payload['type']}\n".encode() + b"data: " + _php_json(payload) + b"\n\n"
 
 
 async def count_tokens(request: Request) -> Response:
@@ -243,6 +340,8 @@ async def count_tokens(request: Request) -> Response:
 async def messages(request: Request) -> Response:
     body = await _record(request)
     model = body.get("model")
+    if model == "leaky-forms":
+        return _leaky_forms(request, body.get("stream") is True)
     block: dict[str, Any] = {"type": "text", "text": ANSWER}
     if model == "tool-call":
         block = {"type": "tool_use", "id": "toolu_9", "name": "f", "input": {}}
@@ -281,6 +380,14 @@ async def messages(request: Request) -> Response:
     if model == "fails":
         error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
         return _ended_early(events(), 3, _event(error))
+    if model == "leaky-event":
+
+        def error_event(text: str) -> bytes:
+            return _sse(
+                {"type": "error", "error": {"type": "authentication_error", "message": text}}
+            )
+
+        return _leaky_events(request, events(), 3, error_event)
     return StreamingResponse(events(), media_type="text/event-stream")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import uuid
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -79,6 +80,28 @@ async def test_credentials_a_rest_api_echoes_back_are_not_injected(
     dumped = json.dumps([m.to_openai() for m in result.messages])
     assert TOKEN not in dumped
     assert sent[1].removeprefix("Basic ") not in dumped
+
+
+async def test_literal_header_values_a_rest_api_echoes_back_are_not_injected(
+    rest_server: RecordingServer,
+) -> None:
+    """SPEC 16: a header value written in the manifest in clear is a secret too (a key pasted
+    into it), whole and, for ``Bearer ...``, its token alone."""
+    key, token = f"lit-key-{uuid.uuid4().hex}", f"lit-token-{uuid.uuid4().hex}"
+    headers = {"api-key": key, "Authorization": f"Bearer {token}"}
+    manifest = {
+        "toolsets": [echo_api("literal", rest_server.url, headers)],
+        "hooks": [hook("echo", "literal", {})],
+    }
+    result = await run(manifest)
+    assert [r.outcome for r in result.records] == [HookOutcome.INJECTED]
+    (echoed,) = (json.loads(content) for content in tool_contents(result))
+    assert (echoed["api-key"], echoed["authorization"]) == ("***", "***")
+    sent = rest_server.received()[0]["headers"]
+    assert (sent["api-key"], sent["authorization"]) == (key, f"Bearer {token}")
+    dumped = json.dumps([m.to_openai() for m in result.messages])
+    assert key not in dumped
+    assert token not in dumped
 
 
 async def test_a_secret_an_mcp_server_quotes_from_its_environment_is_not_injected(

@@ -7,6 +7,7 @@ and a conversation id must be a short printable key. Every dialect's route calls
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
@@ -63,21 +64,32 @@ async def read_body(request: Request, *, limit: int) -> bytes:
 def load_json(raw: bytes) -> Any:
     """``raw`` parsed, refusing what would cost the proxy or confuse the upstream.
 
+    The body is decoded as strict UTF-8 first (a leading byte order mark is skipped, as RFC 8259
+    allows): ``json.loads`` on bytes would also take UTF-16 and UTF-32, and decodes with
+    ``surrogatepass``, so encoded surrogates (``ED A0 80``) would become strings no UTF-8 body
+    sent upstream can hold.
+
     Raises:
-        BadRequest: not JSON (``invalid_json``); nested deeper than :data:`MAX_DEPTH`
-            (``too_deep``); ``NaN``/``Infinity`` or a float that overflows (``non_finite_number``);
-            an integer of more than :data:`MAX_INT_DIGITS` digits (``number_too_large``); a
-            string escaping a lone UTF-16 surrogate (``invalid_unicode``), which no UTF-8 body
-            sent upstream can hold.
+        BadRequest: not UTF-8 (``invalid_utf8``); not JSON (``invalid_json``); nested deeper
+            than :data:`MAX_DEPTH` (``too_deep``); ``NaN``/``Infinity`` or a float that
+            overflows (``non_finite_number``); an integer of more than :data:`MAX_INT_DIGITS`
+            digits (``number_too_large``); a string escaping a lone UTF-16 surrogate
+            (``invalid_unicode``), which is not Unicode text either.
     """
     try:
-        value = json.loads(raw, parse_constant=_non_finite, parse_float=_float, parse_int=_int)
+        text = str(raw, "utf-8-sig" if raw.startswith(codecs.BOM_UTF8) else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(
+            f"the body is not UTF-8: {exc.reason} at byte {exc.start}", code="invalid_utf8"
+        ) from exc
+    try:
+        value = json.loads(text, parse_constant=_non_finite, parse_float=_float, parse_int=_int)
     except RecursionError:
         _too_deep()
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except json.JSONDecodeError as exc:
         raise BadRequest(f"the body is not JSON: {exc}", code="invalid_json") from exc
     _check_depth(value)
-    if _SURROGATE_ESCAPE.search(raw) or json.detect_encoding(raw) != "utf-8":
+    if _SURROGATE_ESCAPE.search(raw):
         _check_surrogates(value)  # only then can a string hold one: most bodies skip the walk
     return value
 

@@ -411,8 +411,8 @@ class HooksProxy:
 def _as_sent(raw: bytes, parsed: ParsedRequest, history: Sequence[Mapping[str, Any]]) -> bool:
     """Whether the client's body can go upstream as it came: the hooks and the stored state
     changed no message (the very objects the dialect read, in order) and reading it changed no
-    field. UTF-8 only: a body in another encoding the parser accepts is rendered, so the
-    upstream always gets UTF-8."""
+    field. A body that starts with a byte order mark is rendered, so the upstream never gets
+    one (any other body is UTF-8: :func:`~agent_hooks.serve._limits.load_json` refuses the rest)."""
     return (
         not parsed.edited
         and _same_objects(history, parsed.history)

@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 from agent_hooks.serve._dialects import AnswerReader
 from agent_hooks.serve._errors import ProxyError, UpstreamBrokeOff, UpstreamError
 from agent_hooks.serve._transport import UpstreamAnswer
+from agent_hooks.serve._upstream import scrubbed
 
 __all__ = ["ClientGone", "StreamRelay", "log_client_gone", "unless_client_leaves"]
 
@@ -84,6 +85,13 @@ class StreamRelay(Response):
     SPEC 12: no ``on_completion`` when the upstream failed). A stream that breaks off, or ends
     at the HTTP level before the answer's last event, ends with one ``data: {"error": ...}``
     event shaped by ``error_body`` (never a silent clean end); neither of the two runs then.
+
+    Whole lines are relayed: an unfinished last line waits for the chunk that ends it (an event
+    is only read at its end anyway). So when the reader reports a failure (an error event, a
+    failed response), the lines that carried it have not gone out, and everything from them on
+    is relayed with the proxy's secrets scrubbed (SPEC 16): an upstream that quotes our key in
+    an error event inside a 200 stream hands the client ``***``. A successful answer's lines go
+    as they came.
     """
 
     def __init__(
@@ -143,16 +151,38 @@ class StreamRelay(Response):
     async def _relay(self, chunks: AsyncIterator[bytes], send: Send) -> None:
         reader = self._reader
         error: ProxyError
+        unfinished: list[bytes] = []
+        """The pieces of the last line so far, when no newline has ended it yet."""
         try:
             async for chunk in chunks:
                 reader.feed(chunk)
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                end = chunk.rfind(b"\n") + 1
+                if not end:
+                    unfinished.append(chunk)
+                    continue
+                lines = chunk
+                if end < len(chunk) or unfinished:  # usually neither: events come whole
+                    lines = b"".join([*unfinished, chunk[:end]])
+                    unfinished = [chunk[end:]] if end < len(chunk) else []
+                if reader.failed:
+                    lines = scrubbed(lines)
+                await send({"type": "http.response.body", "body": lines, "more_body": True})
         except UpstreamError as exc:
             error = exc
         else:
             if reader.done:
+                await self._send_unfinished(unfinished, send)
                 return
             error = UpstreamBrokeOff("the upstream's stream ended before its answer was complete")
+        await self._send_unfinished(unfinished, send)
         logger.warning("%s", error)
         event = b"data: " + json.dumps(self._error_body(error)).encode() + b"\n\n"
         await send({"type": "http.response.body", "body": event, "more_body": True})
+
+    @staticmethod
+    async def _send_unfinished(pieces: list[bytes], send: Send) -> None:
+        """A last line no newline ended, scrubbed: it is no whole event, so nothing says it is
+        an answer's content."""
+        if pieces:
+            body = scrubbed(b"".join(pieces))
+            await send({"type": "http.response.body", "body": body, "more_body": True})

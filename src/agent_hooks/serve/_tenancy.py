@@ -8,11 +8,11 @@ Removing the pairs a client sends is the conversation core's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from starlette.datastructures import Headers
 
-from agent_hooks.serve._errors import Unauthenticated
+from agent_hooks.serve._errors import BadRequest, Unauthenticated
 
-__all__ = ["CREDENTIAL_HEADERS", "MissingTenant", "tenant_of"]
+__all__ = ["CREDENTIAL_HEADERS", "MissingTenant", "RepeatedTenant", "tenant_of"]
 
 CREDENTIAL_HEADERS = ("authorization", "api-key", "x-api-key")
 """The client credentials that name a tenant, in the order they are looked for."""
@@ -27,7 +27,23 @@ class MissingTenant(Unauthenticated):
         super().__init__(f"the request has no {header} header; the gateway in front must set it")
 
 
-def tenant_of(headers: Mapping[str, str], *, tenant_header: str | None) -> str | None:
+class RepeatedTenant(BadRequest):
+    """``--tenant-header`` is set and the request carries it more than once: a 400.
+
+    A gateway that appends its header instead of replacing the client's would otherwise let
+    the client pick which copy counts, and so its tenant (SPEC 16). Equal copies are refused
+    too: the proxy cannot tell a careful client from a gateway that appends.
+    """
+
+    code = "repeated_tenant_header"
+
+    def __init__(self, header: str, count: int) -> None:
+        super().__init__(
+            f"the request has {count} {header} headers; the gateway in front must set exactly one"
+        )
+
+
+def tenant_of(headers: Headers, *, tenant_header: str | None) -> str | None:
     """The tenant: the ``tenant_header`` value when that is configured, else the client's
     credential, else ``None`` (nobody: such a request has no stored state).
 
@@ -35,9 +51,13 @@ def tenant_of(headers: Mapping[str, str], *, tenant_header: str | None) -> str |
 
     Raises:
         MissingTenant: ``tenant_header`` is configured and absent or empty.
+        RepeatedTenant: ``tenant_header`` is configured and sent more than once.
     """
     if tenant_header is not None:
-        value = headers.get(tenant_header, "").strip()
+        values = headers.getlist(tenant_header)
+        if len(values) > 1:
+            raise RepeatedTenant(tenant_header, len(values))
+        value = values[0].strip() if values else ""
         if not value:
             raise MissingTenant(tenant_header)
         return value

@@ -19,7 +19,7 @@ from agent_hooks.serve._transport import (
     UpstreamTransport,
 )
 
-__all__ = ["UpstreamClient", "passthrough_headers"]
+__all__ = ["UpstreamClient", "passthrough_headers", "scrubbed"]
 
 _KEEPALIVE_SECONDS = 2.0
 """Idle upstream connections are dropped before the usual servers drop them (uvicorn and Node
@@ -107,9 +107,7 @@ class UpstreamClient:
             body = await answer.aread()
         finally:
             await answer.aclose()
-        if answer.is_success:
-            return body
-        return scrub(body.decode("utf-8", errors="replace")).encode()
+        return body if answer.is_success else scrubbed(body)
 
     def _headers(
         self, client_headers: Mapping[str, str], credentials: Credentials
@@ -125,6 +123,12 @@ class UpstreamClient:
 
     async def aclose(self) -> None:
         await self._transport.aclose()
+
+
+def scrubbed(relayed: bytes) -> bytes:
+    """``relayed`` with every secret the proxy knows replaced by ``***``: for what is relayed that
+    is not a successful answer's content (an error body, a stream's events once it failed)."""
+    return scrub(relayed.decode("utf-8", errors="replace")).encode()
 
 
 def passthrough_headers(response: UpstreamAnswer) -> dict[str, str]:

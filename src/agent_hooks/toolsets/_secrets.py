@@ -3,7 +3,8 @@
 They are resolved when a call is made, never when the manifest loads, so a rotated key is picked
 up without a restart and a secret never sits in a config object. Every resolved value, literal or
 read from the environment, is registered with :mod:`agent_hooks._scrub` before it is used, so no
-log line or reason can quote it. Errors name the variable or the key, never a value.
+log line or reason can quote it, and no tool result either, unless it is a literal variable of a
+child process. Errors name the variable or the key, never a value.
 
 A value read from the environment has surrounding whitespace stripped (a trailing newline from
 ``$(cat key.txt)`` is the usual case). What may remain in it depends on where it goes: a header
@@ -80,7 +81,10 @@ def resolve_secrets(
 
 
 def _checked(value: str, where: str, tool_name: str, for_child_env: bool) -> str:
-    register_secret(value)
+    # A header value written in the manifest is a secret by declaration, like one read from
+    # the environment (SPEC 16): a tool that reflects its request headers must not hand it to
+    # the model. A child process's variables are not headers: only logs lose them.
+    register_secret(value, in_results=not for_child_env)
     if _CONTROL.search(value):
         raise ToolError(tool_name, f"{where} holds a control character")
     if not for_child_env and not value.isascii():

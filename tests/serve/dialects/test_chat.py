@@ -44,7 +44,7 @@ def test_dial_deployment_becomes_the_model_only_when_there_is_none() -> None:
     ("raw", "code"),
     [
         (b"{not json", "invalid_json"),
-        (b"\xff\xfe", "invalid_json"),
+        (b"\xff\xfe", "invalid_utf8"),
         (b"[1, 2]", "invalid_json"),
         (b'{"model": "m"}', "invalid_messages"),
         (b'{"messages": {"role": "user"}}', "invalid_messages"),

@@ -184,11 +184,14 @@ def _entry(item: Any, index: int) -> Entry | None:
     if kind == "message" and item.get("role") in ("user", "assistant", "system", "developer"):
         content = item.get("content")
         if isinstance(content, list):
+            # Other parts (images, files, a ``type`` that is not a string) are not read: the
+            # item is copied back as it came.
             content = [
                 {"type": "text", "text": part["text"]}
                 for part in content
                 if isinstance(part, Mapping)
-                and part.get("type") in _TEXT_PARTS
+                and isinstance(part.get("type"), str)
+                and part["type"] in _TEXT_PARTS
                 and isinstance(part.get("text"), str)
             ]
         elif not isinstance(content, str):

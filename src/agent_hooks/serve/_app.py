@@ -133,6 +133,20 @@ def create_app(settings: ServeSettings) -> Starlette:
         request.state.route = "healthz"
         return JSONResponse({"status": "ok"})
 
+    async def readyz(request: Request) -> Response:
+        """200 when the manifest is loaded and the store answers; 503 with the reason otherwise
+        (SPEC 17). ``/healthz`` stays "the process is up", for a liveness probe."""
+        request.state.route = "readyz"
+        proxy: HooksProxy | None = getattr(request.app.state, "proxy", None)
+        if proxy is None:
+            return JSONResponse(
+                {"status": "unavailable", "reason": "the manifest is not loaded yet"}, 503
+            )
+        reason = await settings.store.unready()
+        if reason is not None:
+            return JSONResponse({"status": "unavailable", "reason": reason}, 503)
+        return JSONResponse({"status": "ready"})
+
     async def metrics(request: Request) -> Response:
         request.state.route = "metrics"
         return Response(settings.metrics.render(), media_type=CONTENT_TYPE_LATEST)
@@ -148,6 +162,7 @@ def create_app(settings: ServeSettings) -> Starlette:
             Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),
         ],
         lifespan=lifespan,

@@ -81,5 +81,11 @@ class RedisStore(ConversationStore):
         except RedisError as exc:
             raise StateError(f"{type(exc).__name__}: {exc}") from exc
 
+    async def _ping(self) -> None:
+        try:
+            await self._client.ping()
+        except RedisError as exc:
+            raise StateError(f"{type(exc).__name__}: {exc}") from exc
+
     async def _close(self) -> None:
         await self._client.aclose()

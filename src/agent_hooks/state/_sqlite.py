@@ -121,6 +121,9 @@ class SqliteStore(ConversationStore):
         )
         return None if row is None else (str(row[0]), float(row[1]))
 
+    async def _ping(self) -> None:
+        await self._run(lambda db: db.execute("SELECT count(*) FROM conversations LIMIT 1"))
+
     async def _write(self, entries: Mapping[str, str]) -> None:
         now = self._clock()
         rows = [(key, text, now + STATE_TTL_SECONDS) for key, text in entries.items()]

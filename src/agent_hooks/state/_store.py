@@ -214,6 +214,23 @@ class ConversationStore(ABC):
         text = entry[0]
         return text.decode() if isinstance(text, bytes) else text
 
+    async def unready(self) -> str | None:
+        """Why the backend cannot serve now (one line), or ``None`` when it answers.
+
+        Asks the backend every time, within :data:`CALL_TIMEOUT_SECONDS`, even while calls are
+        paused after a failure: a readiness probe must see it come back. Neither logged nor
+        reported to ``on_error``: the probe's answer says it, and the calls that failed said it.
+        """
+        self._check_open()
+        try:
+            async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
+                await self._ping()
+        except TimeoutError:
+            return f"{self._name}: no answer within {CALL_TIMEOUT_SECONDS:g} s"
+        except StateError as exc:
+            return scrub(f"{self._name}: {exc}")
+        return None
+
     async def aclose(self) -> None:
         """Release the connection; safe to call twice. The host that opened the store closes it."""
         if not self._closed:
@@ -239,6 +256,14 @@ class ConversationStore(ABC):
 
     @abstractmethod
     async def _close(self) -> None: ...
+
+    @abstractmethod
+    async def _ping(self) -> None:
+        """One round trip to the backend.
+
+        Raises:
+            StateError: it did not answer as it should.
+        """
 
     async def _written(self, entries: Mapping[str, str]) -> bool:
         """:meth:`_write`, then ``True``: so :meth:`_call` tells a save that succeeded apart."""

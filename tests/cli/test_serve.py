@@ -6,6 +6,7 @@ import gc
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -131,12 +132,14 @@ def serve_once(*args: str, env: dict[str, str] | None = None) -> subprocess.Comp
     )
 
 
-def test_a_busy_port_exits_1_naming_the_address(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_busy_port_exits_1_naming_the_address(tmp_path: Path, workers: str) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = serve_once("--port", str(port), "--state", f"sqlite:///{tmp_path}/state.db")
+        state = f"sqlite:///{tmp_path}/state.db"
+        done = serve_once("--port", str(port), "--state", state, "--workers", workers)
     assert done.returncode == 1
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert errors == [f"error: 127.0.0.1:{port} is already in use"]
@@ -260,6 +263,35 @@ def test_a_port_outside_0_to_65535_is_a_usage_error(port: str) -> None:
     assert done.stderr.splitlines()[0].startswith("usage: agent-hooks serve")
     assert "argument --port" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("workers", ["0", "-1", "two"])
+def test_workers_must_be_a_positive_integer(workers: str) -> None:
+    done = serve_once("--workers", workers)
+    assert done.returncode == 2
+    assert "argument --workers" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+async def test_with_workers_the_start_lines_are_logged_once_and_each_worker_line_names_its_pid(
+    tmp_path: Path,
+) -> None:
+    options = ("--upstream", "http://127.0.0.1:9/v1", "--workers", "2")
+    no_key = {"AGENT_HOOKS_UPSTREAM_API_KEY": ""}
+    with _serving(tmp_path, *options, preview="true", env=no_key) as (process, url):
+        try:
+            await wait_until_healthy(url, process)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            _, err = process.communicate(timeout=STARTUP_SECONDS)
+    assert process.returncode == 0
+    stderr = err.decode()
+    assert stderr.count("listening on http://") == 1
+    assert "workers=2" in stderr
+    assert stderr.count("--upstream ends with /v1") == 1
+    assert stderr.count("AGENT_HOOKS_UPSTREAM_API_KEY nor --forward-auth") == 1
+    (access,) = [line for line in stderr.splitlines() if "path=/healthz status=200" in line]
+    assert re.match(r"\[\d+\] INFO agent_hooks\.serve: request method=GET", access)
 
 
 async def test_the_start_line_names_the_address_the_upstream_host_and_the_hooks(

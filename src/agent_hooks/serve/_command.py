@@ -31,7 +31,10 @@ from agent_hooks.serve._families import FamilyRule
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
     from agent_hooks.serve._app import ServeSettings
+    from agent_hooks.serve._workers import Worker
 
 __all__ = ["UPSTREAM_API_KEY_ENV", "add_serve_parser", "run_serve"]
 
@@ -121,6 +124,13 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ign
         metavar="SECONDS",
         help="on SIGTERM, wait this long for in-flight answers, then close them (default 30)",
     )
+    serve.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="serve the port with N processes sharing the --state store (default 1)",
+    )
 
 
 _YOUNG_COLLECTION_EVERY = 10_000
@@ -139,6 +149,13 @@ def run_serve(args: argparse.Namespace) -> int:
     Raises:
         ConfigError: the manifest does not validate, or asks for what the process cannot give.
     """
+    with serve_logging():
+        return _serve(args)
+
+
+@contextlib.contextmanager
+def serve_logging() -> Iterator[None]:
+    """The log filters and levels :func:`run_serve` (and each ``--workers`` process) serves with."""
     from agent_hooks.serve._descriptors import OutOfDescriptorsFilter
 
     root = logging.getLogger()
@@ -147,7 +164,7 @@ def run_serve(args: argparse.Namespace) -> int:
         filter_added(OutOfDescriptorsFilter(), handlers_reached(root)),
         _info_logged(),
     ):
-        return _serve(args)
+        yield
 
 
 @contextlib.contextmanager
@@ -164,9 +181,12 @@ def _info_logged() -> Iterator[None]:
         serve_logger.setLevel(previous_level)
 
 
-def _log_start(listening: socket.socket, settings: ServeSettings, config: Any) -> None:
+def _log_start(
+    listening: socket.socket, settings: ServeSettings, config: Any, workers: int
+) -> None:
     """One line: where it listens, where requests go (hosts only, never credentials), the hooks
-    it runs; and a warning when requests would reach a real upstream without a key."""
+    it runs (and the processes serving, when more than one); and a warning when requests would
+    reach a real upstream without a key."""
     host, port = listening.getsockname()[:2]
     address = f"[{host}]" if ":" in host else host
     upstream = _host_of(settings.upstream) if settings.upstream else "echo model"
@@ -176,7 +196,15 @@ def _log_start(listening: socket.socket, settings: ServeSettings, config: Any) -
     hooks = ", ".join(names) if settings.hooks and names else "none"
     if not settings.hooks:
         hooks = "off (ENABLE_PREVIEW_FEATURES is not true)"
-    logger.info("listening on http://%s:%d upstream=%s hooks=%s", address, port, upstream, hooks)
+    processes = f" workers={workers}" if workers > 1 else ""
+    logger.info(
+        "listening on http://%s:%d upstream=%s hooks=%s%s",
+        address,
+        port,
+        upstream,
+        hooks,
+        processes,
+    )
     remote = settings.upstream or settings.anthropic_upstream
     if remote and not settings.upstream_api_key and not settings.forward_auth:
         logger.warning(
@@ -185,7 +213,10 @@ def _log_start(listening: socket.socket, settings: ServeSettings, config: Any) -
         )
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _serve(args: argparse.Namespace, worker: Worker | None = None) -> int:
+    """Check what serving needs (one ``error:`` line and exit 1 when it cannot start), then
+    serve: in this process, or with ``--workers N`` in N processes this one supervises, each of
+    which runs this again as ``worker`` (the socket comes from the parent)."""
     import uvicorn
 
     from agent_hooks import create_injector
@@ -204,7 +235,7 @@ def _serve(args: argparse.Namespace) -> int:
     if not hooks:
         config = ApplicationConfig.from_file(args.manifest)  # warns that the hooks are ignored
     injector = create_injector(config, preview=hooks)  # configuration errors surface now
-    metrics = Metrics()
+    metrics = Metrics(summed_from=worker.metrics_dir if worker else None)
     try:
         store = open_store(args.state, on_error=metrics.state_error)
     except (ValueError, OSError) as exc:
@@ -223,14 +254,27 @@ def _serve(args: argparse.Namespace) -> int:
         anthropic_upstream=anthropic_upstream,
         model_families=tuple(args.model_family),
     )
-    try:
-        listening = _listen(args.host, args.port)
-    except OSError as exc:
-        asyncio.run(store.aclose())
-        return _startup_failed(exc.strerror or str(exc))
+    if worker is not None:
+        listening = worker.listening
+    else:
+        try:
+            listening = _listen(args.host, args.port)
+        except OSError as exc:
+            asyncio.run(store.aclose())
+            return _startup_failed(exc.strerror or str(exc))
+        _log_start(listening, settings, config, args.workers)
+        if args.workers > 1:
+            # Checked here as one process would; each worker builds its own store, sessions and
+            # clients (nothing holding a thread or a socket crosses to another process).
+            asyncio.run(store.aclose())
+            from agent_hooks.serve._workers import supervise
+
+            base_urls = {"upstream": upstream, "anthropic_upstream": anthropic_upstream}
+            return supervise(argparse.Namespace(**{**vars(args), **base_urls}), listening)
+    app: ASGIApp = create_app(settings)
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(settings),
+            app if worker is None else worker.announcing(app),
             host=args.host,
             port=args.port,
             log_config=None,
@@ -241,7 +285,6 @@ def _serve(args: argparse.Namespace) -> int:
             lifespan="on",
         )
     )
-    _log_start(listening, settings, config)
     # uvicorn re-raises a SIGTERM once it has shut down gracefully, to whatever handler was
     # there before it: a no-op one makes the graceful stop an ordinary exit with status 0.
     previous_sigterm = _quiet_sigterm()

@@ -3,14 +3,21 @@
 The names and labels are SPEC 12.1's (and 15's token counter), and nothing else: no content, no
 tenant and no conversation id ever becomes a label (a label per user would also grow without
 bound). Each app has its own registry, so two servers in one process (tests) never share counts.
+
+With ``--workers N`` each worker process writes its values to files in a directory the parent
+made (prometheus-client's multiprocess mode, chosen by ``PROMETHEUS_MULTIPROC_DIR`` when the
+library is first imported), and ``GET /metrics``, whichever worker answers it, adds up every
+worker's files. A gauge added here needs a ``multiprocess_mode`` saying how to add them up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from agent_hooks import HookRunRecord
 from agent_hooks.serve._dialects import Usage
@@ -20,10 +27,22 @@ __all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
 
 class Metrics:
     """The five metrics of SPEC 12.1 and the upstream's tokens (SPEC 15), in a registry of
-    their own."""
+    their own.
 
-    def __init__(self) -> None:
+    ``summed_from``: the multiprocess directory every worker of this server writes to; ``render``
+    then serves the sum of all of them rather than this process's registry.
+    """
+
+    def __init__(self, *, summed_from: Path | None = None) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        self._exposed = self.registry
+        if summed_from is not None:
+            # A registry of its own with only the collector: the workers' metrics themselves
+            # must not be in it, or this process's values would be counted twice.
+            self._exposed = CollectorRegistry()
+            MultiProcessCollector(  # type: ignore[no-untyped-call]
+                self._exposed, path=str(summed_from)
+            )
         self._requests = Counter(
             "agent_hooks_requests_total",
             "Requests answered, by route and HTTP status.",
@@ -106,4 +125,4 @@ class Metrics:
         self._state_errors.inc()
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        return generate_latest(self._exposed)

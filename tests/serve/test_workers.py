@@ -1,0 +1,158 @@
+"""``serve --workers N`` (SPEC 17): N processes on one port sharing the store and the metrics.
+
+Which worker served a request is read from the log: each worker's lines start with ``[PID]``.
+Every request below opens a connection of its own, so the kernel hands it to either worker.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.serve._proxy import CLIENT_KEY, Proxy, running_proxy
+from tests.serve.test_proxy import USER, eventually, is_pair_at, manifest, tool_hits
+from tests.serve.upstream_server import ANSWER
+from tests.servers.fixtures import RecordingServer
+
+ACCESS_LINE = re.compile(r"^\[(\d+)\] INFO agent_hooks\.serve: request method=POST .*status=200")
+MOST_REQUESTS = 60
+"""Requests sent at most until both workers have answered one (usually a handful)."""
+
+
+def served_by(proxy: Proxy) -> list[int]:
+    """The pid of the worker behind each answered POST, in the order they were logged."""
+    lines = proxy.log().splitlines()
+    return [int(match[1]) for line in lines if (match := ACCESS_LINE.match(line))]
+
+
+def workers(pid: int) -> set[int]:
+    """The worker processes of the proxy ``pid`` (not multiprocessing's resource tracker)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                command = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"spawn_main" in command:
+                found.add(int(entry.name))
+    return found
+
+
+def two_workers(proxy: Proxy, *, besides: int | None = None) -> set[int]:
+    """The proxy's two workers once both run (and ``besides`` is not one of them)."""
+
+    def probe() -> set[int] | None:
+        found = workers(proxy.process.pid) - {besides}
+        return found if len(found) == 2 else None
+
+    return eventually(probe)
+
+
+def metrics_dir(worker: int) -> Path:
+    """The directory of the metric files ``worker`` has mapped (prometheus-client's)."""
+    maps = Path(f"/proc/{worker}/maps").read_text().splitlines()
+    files = {Path(line.split()[-1]) for line in maps if line.endswith(f"_{worker}.db")}
+    (directory,) = {file.parent for file in files}
+    return directory
+
+
+def chat(proxy: Proxy, conversation: str, **body: object) -> httpx.Response:
+    """One turn on a connection of its own."""
+    response = httpx.post(
+        f"{proxy.url}/v1/chat/completions",
+        json={"model": "m", "messages": [USER], **body},
+        headers={"authorization": f"Bearer {CLIENT_KEY}", "x-conversation-id": conversation},
+        timeout=20,
+    )
+    response.raise_for_status()
+    return response
+
+
+def requests_counted(proxy: Proxy) -> float:
+    text = httpx.get(f"{proxy.url}/metrics", timeout=10).text
+    (line,) = [
+        line
+        for line in text.splitlines()
+        if line.startswith('agent_hooks_requests_total{route="chat",status="200"}')
+    ]
+    return float(line.split()[-1])
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+def test_turns_of_one_conversation_move_between_workers_and_the_ttl_hook_runs_once(
+    tmp_path: Path,
+    upstream: RecordingServer,
+    rest_server: RecordingServer,
+    redis_url: str,
+    backend: str,
+) -> None:
+    state = ["--state", redis_url] if backend == "redis" else []
+    options = ("--upstream", upstream.url, "--workers", "2", *state)
+    conversation = f"workers-{tmp_path.name}"
+    with running_proxy(manifest(rest_server.url), tmp_path, *options) as proxy:
+        sent = 0
+        while len(set(served_by(proxy))) < 2 and sent < MOST_REQUESTS:
+            chat(proxy, conversation)
+            sent += 1
+        pids = served_by(proxy)
+        assert len(set(pids)) == 2, f"one worker answered all {sent} requests"
+        assert set(pids) == workers(proxy.process.pid)
+        assert requests_counted(proxy) == sent  # both workers' counts, added up
+    assert tool_hits(rest_server) == 1  # the other worker found the pair fresh in the store
+    forwarded = [entry["body"]["messages"] for entry in upstream.received()]
+    assert len(forwarded) == sent
+    assert all(messages == forwarded[0] and is_pair_at(messages, 1) for messages in forwarded)
+
+
+def test_sigterm_lets_an_answer_in_flight_finish_stops_every_worker_and_removes_the_metrics(
+    tmp_path: Path, upstream: RecordingServer, rest_server: RecordingServer
+) -> None:
+    options = ("--upstream", upstream.url, "--workers", "2")
+    with running_proxy(manifest(rest_server.url), tmp_path, *options) as proxy:
+        started = two_workers(proxy)
+        directory = metrics_dir(min(started))
+        assert directory.is_dir()
+        stream = proxy.client().chat.completions.create(
+            model="gated",
+            messages=[USER],  # type: ignore[list-item]
+            stream=True,
+        )
+        chunks = iter(stream)
+        assert next(chunks).choices[0].delta.content == "Hello"
+        proxy.process.send_signal(signal.SIGTERM)
+        httpx.post(f"{upstream.url}/_release").raise_for_status()
+        rest = "".join(chunk.choices[0].delta.content or "" for chunk in chunks)
+        assert "Hello" + rest == ANSWER
+        assert proxy.process.wait(timeout=30) == 0
+    assert not any(Path(f"/proc/{pid}").exists() for pid in started)
+    assert not directory.exists()
+
+
+def test_a_killed_worker_is_replaced_and_the_counts_it_made_are_kept(
+    tmp_path: Path, upstream: RecordingServer
+) -> None:
+    options = ("--upstream", upstream.url, "--workers", "2")
+    with running_proxy({"hooks": []}, tmp_path, *options) as proxy:
+        first = two_workers(proxy)
+        while len(set(served_by(proxy))) < 2 and len(served_by(proxy)) < MOST_REQUESTS:
+            chat(proxy, "replaced")
+        victim = min(first)
+        os.kill(victim, signal.SIGKILL)
+        line = f"worker {victim} exited with code -9: starting another"
+        eventually(lambda: True if line in proxy.log() else None)
+        (replacement,) = two_workers(proxy, besides=victim) - first
+        deadline = time.monotonic() + 20
+        while replacement not in served_by(proxy) and time.monotonic() < deadline:
+            chat(proxy, "replaced")
+        assert replacement in served_by(proxy)
+        # The killed worker's requests are still counted beside the living ones'.
+        assert victim in served_by(proxy)
+        assert requests_counted(proxy) == len(served_by(proxy))

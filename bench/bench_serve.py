@@ -28,7 +28,10 @@ is measured against the baseline it must be compared with, in the same run:
   history changed in this turn's (SPEC 15: 0 on every TTL-fresh turn), and where;
 * 1,000 requests, each with its own 1 MiB ``user`` (the only identity they send): the proxy's
   RSS growth (at most 20 MB: every client-chosen value is kept as a digest) and the store's size.
-  ``--conversation`` runs only these two.
+  ``--conversation`` runs only these two;
+* ``--workers 2`` against ``--workers 1`` (two TTL-fresh hooks, SQLite state) at 32 clients,
+  each client its own connection and stored conversation (32 ``hey`` processes). ``--workers``
+  runs only these.
 
 The client, the proxy and the upstream share one (often 2-core, noisy) machine: compare ratios,
 not absolute figures, and note the machine's load (printed first). ``make bench`` runs it.
@@ -248,7 +251,13 @@ def server(args: list[str], workdir: Path, name: str) -> Iterator[Server]:
 
 
 def proxy(
-    upstream: str, workdir: Path, name: str, config: dict[str, Any], *, verbose: bool = False
+    upstream: str,
+    workdir: Path,
+    name: str,
+    config: dict[str, Any],
+    *,
+    verbose: bool = False,
+    workers: int = 1,
 ) -> list[str]:
     """The arguments (all but the port's value) of ``agent-hooks serve`` in front of
     ``upstream``, logging as operators get it by default (the access log, warnings, errors);
@@ -257,7 +266,7 @@ def proxy(
     path.write_text(json.dumps(config))
     return [
         *(AGENT_HOOKS, *(["-v"] if verbose else []), "serve", str(path), "--upstream", upstream),
-        *("--state", f"sqlite:///{workdir}/{name}.db", "--port"),
+        *("--state", f"sqlite:///{workdir}/{name}.db", "--workers", str(workers), "--port"),
     ]
 
 
@@ -619,6 +628,88 @@ def all_routes(stub: Server, hooked: Server, workdir: Path) -> None:
     stateless = route_figures(stub, hooked, workdir, STATELESS)
     print_routes("one conversation, SQLite state, 2 TTL-fresh hooks", stateful)
     print_routes("no credential (no state), 2 hooks injecting", stateless)
+
+
+# ---------------------------------------------------------------------------------------------
+# --workers 2 against --workers 1, a stored conversation per client.
+
+
+def hey_per_client(target: Server, clients: int, body_file: Path) -> Load:
+    """``clients`` hey processes of one connection each, each its own conversation (hey sends
+    the same headers on every connection, so one hey would make one conversation of all);
+    every answer 200. Their CSVs merged: req/s over the longest run, p50/p99 of all."""
+
+    def load(seconds: int, csv: bool) -> list[str]:
+        runs = []
+        for client in range(clients):
+            command = ["hey", "-c", "1", "-m", "POST", "-D", str(body_file)]
+            command += ["-T", "application/json"]
+            command += ["-H", f"authorization: {HEADERS['authorization']}"]
+            command += ["-H", f"x-conversation-id: bench-client-{client}", "-z", f"{seconds}s"]
+            command += [*(["-o", "csv"] if csv else []), f"{target.url}/v1/chat/completions"]
+            runs.append(subprocess.Popen(command, stdout=subprocess.PIPE, text=True))
+        outputs = [run.communicate()[0] for run in runs]
+        if any(run.returncode for run in runs):
+            raise RuntimeError(f"{target.url}: hey failed")
+        return outputs
+
+    load(1, csv=False)  # warm-up: each conversation's first turn stores its pairs
+    rows = [
+        line.split(",") for out in load(LOAD_SECONDS, csv=True) for line in out.splitlines()[1:]
+    ]
+    if {row[6] for row in rows} != {"200"}:
+        raise RuntimeError(f"{target.url}: not every answer was 200")
+    latencies = [float(row[0]) for row in rows]
+    elapsed = max(float(row[7]) + float(row[0]) for row in rows)
+    cuts = statistics.quantiles(latencies, n=100)
+    return Load(len(rows) / elapsed, cuts[49] * 1000, cuts[98] * 1000, float("nan"), float("nan"))
+
+
+def workers_figures(stub: Server, workdir: Path, body_file: Path) -> dict[str, Load]:
+    """The proxy with two TTL-fresh hooks and SQLite state at ``--workers 1`` and ``2``, rounds
+    of both in turn, medians per row (CPU and RSS are left out: they are spread over
+    processes)."""
+    rows = {}
+    with ExitStack() as stack:
+        for workers in (1, 2):
+            name = f"workers-{workers}"
+            args = proxy(stub.url, workdir, name, FRESH_HOOKS, workers=workers)
+            rows[f"proxy --workers {workers}, {CLIENTS} conversations"] = stack.enter_context(
+                server(args, workdir, name)
+            )
+        rounds = [
+            {name: hey_per_client(target, CLIENTS, body_file) for name, target in rows.items()}
+            for _ in range(LOAD_ROUNDS)
+        ]
+    return {name: median_load([each[name] for each in rounds]) for name in rows}
+
+
+def print_workers(loads: dict[str, Load]) -> None:
+    one, two = loads.values()
+    print(
+        f"\n--workers: {CLIENTS} hey processes of one connection each, a stored conversation per"
+        f" client, 2 TTL-fresh hooks, SQLite state; {LOAD_SECONDS} s per row, medians of"
+        f" {LOAD_ROUNDS} rounds\n"
+    )
+    print_loads(loads)
+    print()
+    print_ratios(
+        [Ratio(f"--workers 2, {CLIENTS} conversations", two.rps, "--workers 1", one.rps, ">=1.3",
+               rps)]
+    )  # fmt: skip
+
+
+def workers_only() -> None:
+    """``--workers``: only the --workers rows (the stub and two proxies)."""
+    print(f"machine: {os.cpu_count()} cores, load average", *os.getloadavg())
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        workdir = Path(tmp)
+        small = workdir / "small.json"
+        small.write_bytes(json.dumps(BODY).encode())
+        stub = stack.enter_context(server([__file__, "--stub"], workdir, "stub"))
+        loads = workers_figures(stub, workdir, small)
+    print_workers(loads)
+    print(f"\nload average after: {' '.join(map(str, os.getloadavg()))}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1018,6 +1109,7 @@ def main() -> None:
         if "skipped_fresh" not in (workdir / "hooked.log").read_text():
             raise RuntimeError("the hooked proxy ran no hooks: see its log")
         loads |= litellm_loads(stub.url, workdir, small)
+        processes = workers_figures(stub, workdir, small)
         stateful = route_figures(stub, hooked, workdir, HEADERS)
         stateless = route_figures(stub, hooked, workdir, STATELESS)
         body = long.read_bytes()
@@ -1045,6 +1137,7 @@ def main() -> None:
             _fill(path, rows)
             stores[rows] = asyncio.run(store_turns(path))
     _print(loads, direct_long, bare_long, hooked_long, round_trip, hook, tool, starts, stores)
+    print_workers(processes)
     print_routes("one conversation, SQLite state, 2 TTL-fresh hooks", stateful)
     print_routes("no credential (no state), 2 hooks injecting", stateless)
     print_conversations(conversations)
@@ -1119,7 +1212,7 @@ def routes_only() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] in (["--help"], ["-h"]):
-        print(f"usage: {sys.argv[0]} [--routes | --conversation]\n\n{__doc__}")
+        print(f"usage: {sys.argv[0]} [--routes | --conversation | --workers]\n\n{__doc__}")
     elif sys.argv[1:2] == ["--stub"]:
         serve_stub(int(sys.argv[2]))
     elif sys.argv[1:2] == ["--recording-stub"]:
@@ -1128,5 +1221,7 @@ if __name__ == "__main__":
         conversation_only()
     elif sys.argv[1:2] == ["--routes"]:
         routes_only()
+    elif sys.argv[1:2] == ["--workers"]:
+        workers_only()
     else:
         main()

@@ -24,7 +24,7 @@ from typing import Any
 
 from agent_hooks._scrub import install_scrubbing, scrub, scrub_http_library_logs
 from agent_hooks.serve._families import FamilyRule
-from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES
+from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_INFLIGHT_BYTES
 
 __all__ = ["UPSTREAM_API_KEY_ENV", "add_serve_parser", "run_serve"]
 
@@ -87,6 +87,14 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ign
         default=DEFAULT_MAX_BODY_BYTES,
         metavar="BYTES",
         help="refuse larger request bodies with 413, reading no further (default 16 MiB)",
+    )
+    serve.add_argument(
+        "--max-inflight-bytes",
+        type=_positive_int,
+        default=DEFAULT_MAX_INFLIGHT_BYTES,
+        metavar="BYTES",
+        help="answer 503 to a request whose body would take the bodies held at once past this"
+        " (default 256 MiB)",
     )
     serve.add_argument(
         "--max-connections",
@@ -156,6 +164,7 @@ def run_serve(args: argparse.Namespace) -> int:
         forward_auth=args.forward_auth,
         tenant_header=args.tenant_header,
         max_body_bytes=args.max_body_bytes,
+        max_inflight_bytes=args.max_inflight_bytes,
         hooks=hooks,
         metrics=metrics,
         anthropic_upstream=args.anthropic_upstream,

@@ -27,6 +27,7 @@ from agent_hooks.serve._dialects._base import (
     SSELines,
     align,
     as_forwarded,
+    dump_body,
     forged_half,
     splice,
 )
@@ -72,7 +73,7 @@ class ChatRequest(ParsedRequest):
             messages = list(as_forwarded(history, context.family))
         else:
             messages = self._spliced(history, context.family)
-        return json.dumps({**self.body, "messages": messages}, ensure_ascii=False).encode()
+        return dump_body({**self.body, "messages": messages})
 
     def _spliced(self, history: Sequence[Mapping[str, Any]], family: Family) -> list[Any]:
         assert self.entries is not None

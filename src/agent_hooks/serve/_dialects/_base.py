@@ -385,7 +385,7 @@ def dump_body(body: Mapping[str, Any]) -> bytes:
     :data:`_ITEMS_AT_ONCE` items at a time instead, each batch encoded to bytes at once, so the
     interpreter can switch threads between batches and no string of the whole body exists.
     """
-    pieces = [b"{"]
+    pieces: list[bytes | memoryview] = [b"{"]
     for index, (key, value) in enumerate(body.items()):
         pieces += (b", " if index else b"", _ENCODER.encode(key).encode(), b": ")
         if type(value) is not list or len(value) <= _ITEMS_AT_ONCE:
@@ -393,8 +393,8 @@ def dump_body(body: Mapping[str, Any]) -> bytes:
             continue
         pieces.append(b"[")
         for at in range(0, len(value), _ITEMS_AT_ONCE):
-            batch = _ENCODER.encode(value[at : at + _ITEMS_AT_ONCE])[1:-1]  # less its brackets
-            pieces += (b", " if at else b"", batch.encode())
+            batch = _ENCODER.encode(value[at : at + _ITEMS_AT_ONCE]).encode()
+            pieces += (b", " if at else b"", memoryview(batch)[1:-1])  # less its brackets
         pieces.append(b"]")
     pieces.append(b"}")
     return b"".join(pieces)  # one copy: no piece is joined twice

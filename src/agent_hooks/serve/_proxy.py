@@ -27,11 +27,11 @@ from agent_hooks.serve._dialects import (
     ANTHROPIC,
     ANTHROPIC_COUNT_TOKENS,
     CHAT,
-    RELAYED_MESSAGES,
     Answer,
     Dialect,
     ParsedRequest,
     RenderContext,
+    validate_messages,
 )
 from agent_hooks.serve._errors import ProxyError
 from agent_hooks.serve._families import FamilyRule, model_family
@@ -374,7 +374,7 @@ class HooksProxy:
             }
         unknown = [raw for raw in messages if id(raw) not in known]
         if unknown:  # stored pairs; every message of a dialect that did not validate its own
-            validated = await work.run(lambda: RELAYED_MESSAGES.validate_python(unknown))
+            validated = await work.run(lambda: validate_messages(unknown))
             known.update({id(raw): model for raw, model in zip(unknown, validated, strict=True)})
         models = [known[id(raw)] for raw in messages]
         try:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from pydantic import ValidationError
 from pydantic_core import SchemaValidator, core_schema
 
 from agent_hooks.injection._ids import is_synthetic_call_id
@@ -37,6 +38,7 @@ __all__ = [
     "Credentials",
     "Dialect",
     "Entry",
+    "InvalidMessages",
     "InvalidRequest",
     "ParsedRequest",
     "RenderContext",
@@ -48,6 +50,7 @@ __all__ = [
     "forged_half",
     "splice",
     "synthetic_call_id",
+    "validate_messages",
 ]
 
 _T = TypeVar("_T")
@@ -86,6 +89,41 @@ def _records_key_order(function: Any) -> bool:
 
 RELAYED_MESSAGES = _relayed_messages()
 """Validates a list of history messages (as dicts) into :class:`Message`\\s."""
+MESSAGES_AT_ONCE = 1024
+"""Messages validated by one call of :data:`RELAYED_MESSAGES` in :func:`validate_messages`."""
+
+
+class InvalidMessages(Exception):
+    """Some messages do not validate as :class:`Message`\\s; ``failing`` holds the indices
+    of those of one batch (all of that batch when the error names none)."""
+
+    def __init__(self, failing: set[int]) -> None:
+        super().__init__(f"{len(failing)} message(s) do not validate")
+        self.failing = failing
+
+
+def validate_messages(messages: Sequence[Any]) -> list[Message]:
+    """``messages`` validated by :data:`RELAYED_MESSAGES`, :data:`MESSAGES_AT_ONCE` at a time.
+
+    One call holds the GIL throughout (100,000 messages: half a second), so a worker thread
+    validating a long history lets the event loop run between batches (SPEC 16).
+
+    Raises:
+        InvalidMessages: a batch holds messages that do not validate (the first such batch).
+    """
+    models: list[Message] = []
+    for at in range(0, len(messages), MESSAGES_AT_ONCE):
+        batch = messages[at : at + MESSAGES_AT_ONCE]
+        try:
+            models += RELAYED_MESSAGES.validate_python(batch)
+        except ValidationError as exc:
+            named = {
+                at + first
+                for each in exc.errors()
+                if each["loc"] and isinstance(first := each["loc"][0], int)
+            }
+            raise InvalidMessages(named or set(range(at, at + len(batch)))) from exc
+    return models
 
 
 class InvalidRequest(BadRequest):

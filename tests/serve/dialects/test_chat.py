@@ -236,5 +236,6 @@ def test_unread_messages_in_a_long_history_stay_unread_whatever_batch_they_fall_
     messages[10], messages[2500] = UNREAD[0], UNREAD[1]
     parsed = CHAT.parse(json.dumps({**BODY, "messages": messages}).encode())
     assert len(parsed.history) == len(parsed.models or ()) == 2998
-    assert UNREAD[0] not in parsed.history and UNREAD[1] not in parsed.history
+    assert UNREAD[0] not in parsed.history
+    assert UNREAD[1] not in parsed.history
     assert json.loads(parsed.render(parsed.history, RenderContext()))["messages"] == messages

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from agent_hooks._log_filters import filter_added, handlers_reached
 from agent_hooks._scrub import scrub, scrubbing_installed
 from agent_hooks.serve._families import FamilyRule
-from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES
+from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_INFLIGHT_BYTES
 
 if TYPE_CHECKING:
     from agent_hooks.serve._app import ServeSettings
@@ -96,6 +96,14 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ign
         default=DEFAULT_MAX_BODY_BYTES,
         metavar="BYTES",
         help="refuse larger request bodies with 413, reading no further (default 16 MiB)",
+    )
+    serve.add_argument(
+        "--max-inflight-bytes",
+        type=_positive_int,
+        default=DEFAULT_MAX_INFLIGHT_BYTES,
+        metavar="BYTES",
+        help="answer 503 to a request whose body would take the bodies held at once past this"
+        " (default 256 MiB)",
     )
     serve.add_argument(
         "--max-connections",
@@ -234,6 +242,7 @@ def _serve(args: argparse.Namespace) -> int:
         forward_auth=args.forward_auth,
         tenant_header=args.tenant_header,
         max_body_bytes=args.max_body_bytes,
+        max_inflight_bytes=args.max_inflight_bytes,
         hooks=hooks,
         metrics=metrics,
         anthropic_upstream=anthropic_upstream,

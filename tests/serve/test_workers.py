@@ -6,6 +6,7 @@ Every request below opens a connection of its own, so the kernel hands it to eit
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -29,6 +30,11 @@ def served_by(proxy: Proxy) -> list[int]:
     """The pid of the worker behind each answered POST, in the order they were logged."""
     lines = proxy.log().splitlines()
     return [int(match[1]) for line in lines if (match := ACCESS_LINE.match(line))]
+
+
+def nth_served_by(proxy: Proxy, index: int) -> int:
+    """The pid of the worker behind the ``index``-th answered POST, once it is logged."""
+    return eventually(lambda: log[index] if len(log := served_by(proxy)) > index else None)
 
 
 def workers(pid: int) -> set[int]:
@@ -161,3 +167,24 @@ def test_a_killed_worker_is_replaced_and_the_counts_it_made_are_kept(
         # The killed worker's requests are still counted beside the living ones'.
         assert victim in served_by(proxy)
         eventually(lambda: True if requests_counted(proxy) == len(served_by(proxy)) else None)
+
+
+def test_sighup_to_the_parent_reloads_the_manifest_of_every_worker(tmp_path: Path) -> None:
+    clock = {"kind": "tool_call", "event": "on_request_start", "tool_name": "current_time"}
+    with running_proxy({"hooks": []}, tmp_path, "--workers", "2") as proxy:
+        two_workers(proxy)
+        (tmp_path / "manifest.json").write_text(json.dumps({"hooks": [clock]}))
+        proxy.process.send_signal(signal.SIGHUP)
+        reloaded: set[int] = set()
+        deadline = time.monotonic() + 30
+        while reloaded != workers(proxy.process.pid) and time.monotonic() < deadline:
+            answered = len(served_by(proxy))
+            text = httpx.post(
+                f"{proxy.url}/v1/chat/completions",
+                json={"model": "m", "messages": [USER]},
+                timeout=20,
+            ).json()["choices"][0]["message"]["content"]
+            pid = nth_served_by(proxy, answered)
+            if text.startswith("current_time: "):
+                reloaded.add(pid)
+        assert reloaded == workers(proxy.process.pid)

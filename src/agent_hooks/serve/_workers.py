@@ -10,8 +10,9 @@ through a fork). The workers share the ``--state`` store, so a conversation move
 them.
 
 The parent supervises: SIGTERM or SIGINT stops every worker gracefully (each finishes its
-in-flight answers within ``--shutdown-timeout``), a worker that dies is replaced (one line), and a
-worker that cannot start (it exits before serving) stops the others: exit 1. ``/metrics`` adds up
+in-flight answers within ``--shutdown-timeout``), SIGHUP is passed on to every worker (each
+reloads its manifest), a worker that dies is replaced (one line), and a worker that cannot start
+(it exits before serving) stops the others: exit 1. ``/metrics`` adds up
 every worker's counts through prometheus-client's multiprocess mode, in a directory the parent
 creates and removes when it exits.
 
@@ -57,6 +58,7 @@ CLOSE_GRACE_SECONDS = 10.0
 clients and store before it is killed."""
 
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_NOTED_SIGNALS = (*_STOP_SIGNALS, signal.SIGHUP)
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,9 @@ class _Running:
     started: Connection | None
     """The parent's end until the worker says it serves (or exits first); then ``None``."""
     serving: bool = False
+    reload_owed: bool = False
+    """A SIGHUP came while it was starting: sent once it serves (its handler is on by then;
+    before, the signal would end it)."""
 
 
 @dataclass
@@ -217,8 +222,18 @@ class _Supervisor:
             worker.process.terminate()  # SIGTERM: uvicorn's graceful shutdown
 
     def _signalled(self, signals: bytes) -> None:
-        self.interrupted = self.interrupted or signal.SIGINT in signals
-        self._stop()
+        if any(signum in signals for signum in _STOP_SIGNALS):
+            self.interrupted = self.interrupted or signal.SIGINT in signals
+            self._stop()
+        elif not self.stopping:
+            for worker in self.running:
+                worker.reload_owed = True
+                self._reload_if_serving(worker)
+
+    def _reload_if_serving(self, worker: _Running) -> None:
+        if worker.serving and worker.reload_owed and worker.process.pid is not None:
+            worker.reload_owed = False
+            os.kill(worker.process.pid, signal.SIGHUP)
 
     def _heard_from(self, worker: _Running) -> None:
         assert worker.started is not None
@@ -227,6 +242,7 @@ class _Supervisor:
             worker.serving = True
         worker.started.close()
         worker.started = None
+        self._reload_if_serving(worker)
 
     def _exited(self, worker: _Running) -> None:
         self.running.remove(worker)
@@ -252,9 +268,10 @@ class _Supervisor:
 
 @contextlib.contextmanager
 def _signals_noted() -> Iterator[int]:
-    """A descriptor that turns readable with each SIGTERM or SIGINT's number (a signal handler
-    can only write; the supervisor's wait watches the descriptor); the previous handlers are put
-    back after. Off the main thread, where Python handles no signals, it never turns readable."""
+    """A descriptor that turns readable with each SIGTERM, SIGINT or SIGHUP's number (a signal
+    handler can only write; the supervisor's wait watches the descriptor); the previous handlers
+    are put back after. Off the main thread, where Python handles no signals, it never turns
+    readable."""
     read_end, write_end = os.pipe()
     os.set_blocking(write_end, False)
 
@@ -263,7 +280,7 @@ def _signals_noted() -> Iterator[int]:
             os.write(write_end, bytes([signum]))
 
     on_main_thread = threading.current_thread() is threading.main_thread()
-    previous = {sig: signal.signal(sig, note) for sig in _STOP_SIGNALS if on_main_thread}
+    previous = {sig: signal.signal(sig, note) for sig in _NOTED_SIGNALS if on_main_thread}
     try:
         yield read_end
     finally:

@@ -16,8 +16,18 @@ with ``[DONE]`` and holds no error event; the store's faults must cost state, no
 aborts, pairs leaked (must be 0), the proxy's state-error count from ``/metrics``, and the
 proxy's RSS and open descriptors before the load and after it settled.
 
-``python bench/bench_serve_faults.py`` (needs ``redis-server``). Client, proxy and stub share the
-machine; the figures that matter are the counts, not the rates.
+Then large bodies (issue 24, SPEC 16): NORMAL_CLIENTS clients send small chat requests, each
+one every NORMAL_INTERVAL_SECONDS (no credential, so no state; a hook that injects a pair every
+time, so every body is rendered) for LARGE_SECONDS alone and for LARGE_SECONDS beside one client
+(its own process) that sends LARGE_BODY_MESSAGES x 4 KiB message bodies (~16 MiB) back to back,
+in alternating rounds. It prints the normal clients' p50/p99 in both conditions (the median of
+the rounds' figures) and their ratio (target: p99 within 10x), the large client's answers, and
+the proxy's peak RSS against its RSS before the load (target: the growth within 8x the bytes in
+flight).
+
+``python bench/bench_serve_faults.py`` (needs ``redis-server``); ``--large-bodies`` runs only the
+second part. Client, proxy and stub share the machine; the figures that matter are the counts
+and the ratios, not the rates.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ import os
 import random
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,6 +63,18 @@ STUB_CHUNKS = 5
 STUB_GAP_SECONDS = 0.02
 CONVERSATION = "shared-conversation"
 STARTUP_SECONDS = 30.0
+NORMAL_CLIENTS = 32
+LARGE_SECONDS = 20.0
+LARGE_ROUNDS = 4
+"""Each condition runs LARGE_SECONDS in so many rounds, alternating: both see the same noise."""
+NORMAL_INTERVAL_SECONDS = 0.5
+"""Each normal client starts a request at most this often: 64 requests a second in all, well
+below what the proxy serves on two cores, so their latency is the proxy's, not a queue's."""
+LARGE_BODY_MESSAGES = 4_000
+LARGE_MESSAGE_BYTES = 4096
+PARSED_BODY_BYTES = 1024 * 1024
+"""The stub reads bodies up to this size (the tenant checks); larger ones are answered unread, so
+the stub's own parse does not take the shared cores from the proxy."""
 
 
 # --- the stub upstream (run as a child: ``bench_serve_faults.py --stub PORT``) ----------------
@@ -72,8 +95,13 @@ def stub_main(port: int) -> None:
         return JSONResponse({"user_id": request.path_params["user_id"], "plan": "pro"})
 
     async def completions(request: Request) -> Response:
-        body = json.loads(await request.body())
+        raw = await request.body()
         stats["requests"] += 1
+        if len(raw) > PARSED_BODY_BYTES:
+            return JSONResponse(ANSWER)
+        body = json.loads(raw)
+        if not body.get("stream"):
+            return JSONResponse(ANSWER)
         owners = {
             json.loads(message["content"]).get("user_id")
             for message in body["messages"]
@@ -106,6 +134,17 @@ def stub_main(port: int) -> None:
         ]
     )
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", backlog=2048)
+
+
+ANSWER = {
+    "id": "chatcmpl-bench",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "stub",
+    "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+    ],
+}
 
 
 # --- processes ---------------------------------------------------------------------------------
@@ -354,6 +393,204 @@ def run(kind: str, workdir: Path) -> Row:
     )
 
 
+# --- large bodies beside normal clients (issue 24) ---------------------------------------------
+
+
+def large_body() -> bytes:
+    """A chat request of LARGE_BODY_MESSAGES messages of LARGE_MESSAGE_BYTES each (~16 MiB)."""
+    messages = [
+        {
+            "role": "user" if index % 2 == 0 else "assistant",
+            "content": f"message {index:05d} " + "x" * (LARGE_MESSAGE_BYTES - 14),
+        }
+        for index in range(LARGE_BODY_MESSAGES)
+    ]
+    return json.dumps({"model": "stub", "messages": messages}).encode()
+
+
+def large_client_main(url: str, seconds: float) -> None:
+    """Send large bodies back to back for ``seconds``; print the statuses seen (JSON)."""
+    body = large_body()
+    statuses: collections.Counter[str] = collections.Counter()
+    end = time.monotonic() + seconds
+    with httpx.Client(timeout=120) as client:
+        while time.monotonic() < end:
+            try:
+                response = client.post(
+                    url, content=body, headers={"content-type": "application/json"}
+                )
+                statuses[str(response.status_code)] += 1
+            except httpx.HTTPError as exc:
+                statuses[type(exc).__name__] += 1
+    print(json.dumps({"bytes": len(body), "statuses": statuses}))
+
+
+async def normal_clients(url: str, seconds: float) -> tuple[list[float], int]:
+    """NORMAL_CLIENTS clients each starting a small request every NORMAL_INTERVAL_SECONDS (or
+    when the last one answered, if later): each 200's latency in seconds, and how many were not
+    200."""
+    body = {"model": "stub", "messages": [{"role": "user", "content": "How is my account?"}]}
+    latencies: list[float] = []
+    failed = 0
+
+    async def one(client: httpx.AsyncClient, end: float) -> None:
+        nonlocal failed
+        await asyncio.sleep(random.uniform(0, NORMAL_INTERVAL_SECONDS))  # spread the starts
+        while time.monotonic() < end:
+            started = time.perf_counter()
+            try:
+                response = await client.post(url, json=body)
+            except httpx.HTTPError:
+                failed += 1
+                continue
+            elapsed = time.perf_counter() - started
+            if response.status_code == 200:
+                latencies.append(elapsed)
+            else:
+                failed += 1
+            await asyncio.sleep(max(0.0, NORMAL_INTERVAL_SECONDS - elapsed))  # paces the load
+
+    limits = httpx.Limits(max_keepalive_connections=NORMAL_CLIENTS, keepalive_expiry=2.0)
+    async with httpx.AsyncClient(limits=limits, timeout=120) as client:
+        end = time.monotonic() + seconds
+        await asyncio.gather(*(one(client, end) for _ in range(NORMAL_CLIENTS)))
+    return latencies, failed
+
+
+@dataclass
+class LargeRow:
+    alone: list[list[float]]
+    """The normal clients' latencies, one list per round."""
+    beside: list[list[float]]
+    failed_alone: int
+    failed_beside: int
+    large: collections.Counter[str]
+    large_bytes: int
+    rss_before: float
+    peak_alone: float
+    peak_beside: float
+
+
+def peak_rss(pid: int) -> float:
+    """The process's peak RSS so far (VmHWM) in MiB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return (
+        next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM"))
+        / 1024
+    )
+
+
+def run_large(workdir: Path) -> LargeRow:
+    stub_port, proxy_port = free_port(), free_port()
+    manifest = {
+        "toolsets": [{"type": "internal", "name": "clock", "tools": ["current_time"]}],
+        "hooks": [
+            {
+                "kind": "tool_call",
+                "event": "on_request_start",
+                "name": "time",
+                "tool_name": "current_time",
+            }
+        ],
+    }
+    (workdir / "manifest.json").write_text(json.dumps(manifest))
+    stub = [sys.executable, __file__, "--stub", str(stub_port)]
+    proxy = [sys.executable, "-m", "agent_hooks.serve", str(workdir / "manifest.json")]
+    proxy += ["--port", str(proxy_port), "--upstream", f"http://127.0.0.1:{stub_port}"]
+    proxy += ["--state", f"sqlite:///{workdir / 'state.db'}"]
+    proxy_url = f"http://127.0.0.1:{proxy_port}"
+    url = f"{proxy_url}/v1/chat/completions"
+    seconds = LARGE_SECONDS / LARGE_ROUNDS
+    alone: list[list[float]] = []
+    beside: list[list[float]] = []
+    failed_alone = failed_beside = 0
+    large: collections.Counter[str] = collections.Counter()
+    large_bytes = 0
+    with (
+        child(stub, workdir / "stub.log") as stub_process,
+        child(proxy, workdir / "proxy.log", {"ENABLE_PREVIEW_FEATURES": "true"}) as proxy_process,
+    ):
+        wait_for(f"http://127.0.0.1:{stub_port}/_stats", stub_process)
+        wait_for(f"{proxy_url}/healthz", proxy_process)
+        asyncio.run(normal_clients(url, 1.0))  # warm-up: imports, the first connections
+        rss_before = usage(proxy_process.pid)[0]
+        peak_alone = 0.0
+        for _ in range(LARGE_ROUNDS):
+            latencies, failed = asyncio.run(normal_clients(url, seconds))
+            alone.append(latencies)
+            failed_alone += failed
+            peak_alone = peak_alone or peak_rss(proxy_process.pid)  # before any large body
+            sender = subprocess.Popen(
+                [sys.executable, __file__, "--large", url, str(seconds)], stdout=subprocess.PIPE
+            )
+            latencies, failed = asyncio.run(normal_clients(url, seconds))
+            beside.append(latencies)
+            failed_beside += failed
+            out, _ = sender.communicate(timeout=300)
+            report = json.loads(out)
+            large.update(report["statuses"])
+            large_bytes = report["bytes"]
+        peak_beside = peak_rss(proxy_process.pid)
+    return LargeRow(
+        alone,
+        beside,
+        failed_alone,
+        failed_beside,
+        large,
+        large_bytes,
+        rss_before,
+        peak_alone,
+        peak_beside,
+    )
+
+
+def print_large(row: LargeRow) -> None:
+    def cuts(rounds: list[list[float]]) -> tuple[int, float, float]:
+        """Requests, and the median of the rounds' p50 and p99 in ms."""
+        p50 = statistics.median(statistics.median(latencies) for latencies in rounds)
+        p99 = statistics.median(statistics.quantiles(latencies, n=100)[98] for latencies in rounds)
+        return sum(map(len, rounds)), p50 * 1000, p99 * 1000
+
+    count_alone, p50_alone, p99_alone = cuts(row.alone)
+    count_beside, p50_beside, p99_beside = cuts(row.beside)
+    in_flight = row.large_bytes / 2**20
+    growth = row.peak_beside - row.rss_before
+    print(
+        f"\n{NORMAL_CLIENTS} normal clients for {LARGE_SECONDS:g} s alone and {LARGE_SECONDS:g} s"
+        f" beside one client sending {in_flight:.1f} MiB bodies back to back"
+        f" ({LARGE_ROUNDS} alternating rounds each)\n"
+    )
+    print(f"each client starts a request every {NORMAL_INTERVAL_SECONDS:g} s at most\n")
+    print("| normal clients | requests | failed | p50 ms (median of rounds) | p99 ms (median) |")
+    print("|---|---|---|---|---|")
+    print(f"| alone | {count_alone} | {row.failed_alone} | {p50_alone:.1f} | {p99_alone:.1f} |")
+    print(
+        f"| beside the large client | {count_beside} | {row.failed_beside}"
+        f" | {p50_beside:.1f} | {p99_beside:.1f} |"
+    )
+    print(
+        f"| ratio | {count_beside / count_alone:.2f}x | | {p50_beside / p50_alone:.1f}x"
+        f" | {p99_beside / p99_alone:.1f}x (target <= 10x) |"
+    )
+    print("\n| proxy RSS | MiB |")
+    print("|---|---|")
+    print(f"| before the load | {row.rss_before:.0f} |")
+    print(f"| peak, normal clients alone (first round) | {row.peak_alone:.0f} |")
+    print(f"| peak, beside the large client | {row.peak_beside:.0f} |")
+    print(f"| growth over the peak alone | {row.peak_beside - row.peak_alone:.0f} |")
+    print(
+        f"| growth / bytes in flight ({in_flight:.1f} MiB) | {growth / in_flight:.1f}x"
+        " (target <= 8x) |"
+    )
+    print(f"\nlarge client's answers: {dict(row.large)}")
+
+
+def main_large() -> None:
+    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory(prefix="bench-large-") as workdir:
+        print_large(run_large(Path(workdir)))
+
+
 def main() -> None:
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     print(
@@ -389,10 +626,15 @@ def main() -> None:
     )
     if any(row.leaks for row in rows):
         raise SystemExit("pairs leaked between tenants")
+    main_large()
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--stub"]:
         stub_main(int(sys.argv[2]))
+    elif sys.argv[1:2] == ["--large"]:
+        large_client_main(sys.argv[2], float(sys.argv[3]))
+    elif sys.argv[1:2] == ["--large-bodies"]:
+        main_large()
     else:
         main()

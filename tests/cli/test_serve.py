@@ -286,3 +286,22 @@ async def test_the_start_line_names_the_address_the_upstream_host_and_the_hooks(
     assert "--upstream ends with /v1: using http://127.0.0.1:9 " in stderr
     assert stderr.count("AGENT_HOOKS_UPSTREAM_API_KEY nor --forward-auth") == 1
     assert "pw-secret" not in stderr
+
+
+def test_with_debug_on_a_fresh_hooks_record_line_is_written_at_debug(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from agent_hooks.serve._command import _FreshAtDebug
+
+    hooks = logging.getLogger("agent_hooks.hooks")
+    hooks.addFilter(quiet := _FreshAtDebug())
+    try:
+        with caplog.at_level(logging.DEBUG, logger="agent_hooks.hooks"):
+            hooks.info("fresh", extra={"outcome": "skipped_fresh"})
+            hooks.info("ran", extra={"outcome": "injected"})
+    finally:
+        hooks.removeFilter(quiet)
+    assert [(r.getMessage(), r.levelname) for r in caplog.records] == [
+        ("fresh", "DEBUG"),
+        ("ran", "INFO"),
+    ]

@@ -334,3 +334,18 @@ def test_claude_codes_trailing_system_message_does_not_move_the_text_form_pair(
         {k: v for k, v in b.items() if k != "cache_control"} for b in first[0]["content"]
     ]
     assert second[:2] == [{**first[0], "content": without_breakpoint}, system]
+
+
+def test_a_fresh_hooks_record_line_is_debug_in_serve_the_access_line_names_it(
+    proxy: Proxy, rest_server: RecordingServer
+) -> None:
+    """SPEC 17: ``skipped_fresh`` is the steady state of a long conversation; its record line
+    is DEBUG (serve logs INFO here), other outcomes stay INFO."""
+    chat(proxy, [USER], **{"x-session-id": "s"})
+    chat(proxy, [USER, {"role": "assistant", "content": "x"}, USER], **{"x-session-id": "s"})
+    log = proxy.log()
+    assert tool_hits(rest_server) == 1
+    assert "INFO agent_hooks.hooks: hook=prefs event=on_request_start" in log
+    assert "outcome=injected" in log
+    assert "outcome=skipped_fresh" not in log
+    assert "hooks=prefs:skipped_fresh" in log

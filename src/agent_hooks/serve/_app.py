@@ -26,7 +26,11 @@ from agent_hooks.serve._dialects import ANTHROPIC, ANTHROPIC_COUNT_TOKENS, CHAT,
 from agent_hooks.serve._errors import BadRequest
 from agent_hooks.serve._families import FamilyRule
 from agent_hooks.serve._generations import Generations, LeaseMiddleware
-from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES
+from agent_hooks.serve._limits import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_INFLIGHT_BYTES,
+    InflightLimit,
+)
 from agent_hooks.serve._metrics import CONTENT_TYPE_LATEST, Metrics
 from agent_hooks.serve._proxy import HooksProxy, error_response
 from agent_hooks.serve._reload import Reloader
@@ -56,6 +60,8 @@ class ServeSettings:
     """Who owns a conversation: this header's value (a gateway sets it) instead of the client's
     credential; requests without it are 401 (SPEC 12.1)."""
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_inflight_bytes: int = DEFAULT_MAX_INFLIGHT_BYTES
+    """The request bodies held at once (SPEC 16): beyond it new requests get 503."""
     metrics: Metrics = field(default_factory=Metrics)
     """Served at ``GET /metrics``; the store's ``on_error`` counts into it too."""
     anthropic_upstream: str | None = None
@@ -164,6 +170,7 @@ def create_app(settings: ServeSettings) -> Starlette:
         exception_handlers={HTTPException: _http_error},
     )
     app.add_middleware(LeaseMiddleware, generations=settings.generations)
+    app.add_middleware(InflightLimit, limit=settings.max_inflight_bytes)
     app.add_middleware(AccessLog, metrics=settings.metrics)
     return app
 

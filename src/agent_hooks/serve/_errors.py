@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "BadRequest",
+    "Overloaded",
     "ProxyError",
     "RequestTooLarge",
     "Unauthenticated",
@@ -48,6 +49,15 @@ class RequestTooLarge(ProxyError):
     status = 413
     type_ = "request_too_large"
     code = "request_too_large"
+
+
+class Overloaded(ProxyError):
+    """The bodies in flight already fill ``--max-inflight-bytes``: 503 until room is free
+    (Anthropic's ``overloaded_error``)."""
+
+    status = 503
+    type_ = "server_error"
+    code = "overloaded"
 
 
 class Unauthenticated(ProxyError):

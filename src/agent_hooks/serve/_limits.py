@@ -1,8 +1,9 @@
-"""What the proxy refuses to read (SPEC 12.1): bodies, JSON and headers an attacker can shape.
+"""What the proxy refuses to read (SPEC 12.1, 16): bodies, JSON and headers an attacker can shape.
 
-Each limit answers a 4xx before the work it would cost: a body past ``--max-body-bytes`` is not
-read further, JSON is checked for depth and for numbers no model API accepts while it is parsed,
-and a conversation id must be a short printable key. Every dialect's route calls these.
+Each limit answers before the work it would cost: a body past ``--max-body-bytes`` is not read
+further (413), nor one that would take the bodies in flight past ``--max-inflight-bytes`` (503),
+JSON is checked for depth and for numbers no model API accepts while it is parsed, and a
+conversation id must be a short printable key. Every dialect's route calls these.
 """
 
 from __future__ import annotations
@@ -14,17 +15,20 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from agent_hooks.serve._errors import BadRequest, RequestTooLarge
+from agent_hooks.serve._errors import BadRequest, Overloaded, RequestTooLarge
 
 if TYPE_CHECKING:  # the CLI's parser reads the defaults here without loading the web stack
     from starlette.requests import Request
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_INFLIGHT_BYTES",
     "MAX_CONVERSATION_ID_CHARS",
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
     "MAX_MESSAGES",
+    "InflightLimit",
     "check_conversation_header",
     "check_message_count",
     "load_json",
@@ -32,6 +36,7 @@ __all__ = [
 ]
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_INFLIGHT_BYTES = 256 * 1024 * 1024
 MAX_MESSAGES = 100_000
 MAX_DEPTH = 128
 MAX_INT_DIGITS = 4300
@@ -61,6 +66,71 @@ async def read_body(request: Request, *, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+class InflightLimit:
+    """ASGI middleware: the request bodies held at once stay within ``limit`` bytes (SPEC 16).
+
+    A body counts from its first byte until its request's answer is complete (the last byte of a
+    stream, the completion hooks after it): until then the proxy holds it in some form (the
+    bytes, the parsed history, the body it forwards, the history the completion hooks read).
+    A declared ``Content-Length`` is counted whole when the body's first byte is asked for, so
+    two large requests cannot both start and both fail half-way; a chunked body counts as it
+    comes. A request that would pass the limit gets :class:`Overloaded` from ``receive``, which
+    the route answers with a 503 in its dialect's shape, its body read no further.
+
+    The count is kept here, around the whole ASGI call, so no error, disconnect or stream can
+    leave bytes counted: whatever happens inside, they are given back when the call returns.
+    """
+
+    def __init__(self, app: ASGIApp, *, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+        self.held = 0
+        """Bytes of the bodies counted now."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _declared_length(scope)
+        counted = received = 0
+
+        async def counting_receive() -> Message:
+            nonlocal counted, received
+            if declared > counted:  # the body's first byte is wanted: count it whole at once
+                self._count(declared - counted)
+                counted = declared
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > counted:
+                    self._count(received - counted)
+                    counted = received
+            return message
+
+        try:
+            await self.app(scope, counting_receive, send)
+        finally:
+            self.held -= counted
+
+    def _count(self, size: int) -> None:
+        """Raises:
+        Overloaded: ``size`` more bytes would pass the limit.
+        """
+        if self.held + size > self.limit:
+            raise Overloaded(
+                f"the request bodies in flight would pass {self.limit} bytes"
+                " (--max-inflight-bytes); retry shortly"
+            )
+        self.held += size
+
+
+def _declared_length(scope: Scope) -> int:
+    for name, value in scope["headers"]:
+        if name == b"content-length" and value.isdigit():
+            return int(value)
+    return 0
+
+
 def load_json(raw: bytes) -> Any:
     """``raw`` parsed, refusing what would cost the proxy or confuse the upstream.
 
@@ -83,7 +153,13 @@ def load_json(raw: bytes) -> Any:
             f"the body is not UTF-8: {exc.reason} at byte {exc.start}", code="invalid_utf8"
         ) from exc
     try:
-        value = json.loads(text, parse_constant=_non_finite, parse_float=_float, parse_int=_int)
+        value = json.loads(
+            text,
+            object_hook=_same,
+            parse_constant=_non_finite,
+            parse_float=_float,
+            parse_int=_int,
+        )
     except RecursionError:
         _too_deep()
     except json.JSONDecodeError as exc:
@@ -171,6 +247,13 @@ def _too_large(limit: int) -> NoReturn:
 
 def _too_deep() -> NoReturn:
     raise BadRequest(f"the JSON is nested deeper than {MAX_DEPTH} levels", code="too_deep")
+
+
+def _same(value: dict[str, Any]) -> dict[str, Any]:
+    """The parser's call for each object: a point where a worker thread parsing a large body
+    lets the event loop run (SPEC 16; one call of the C parser holds the GIL throughout, and a
+    history of strings gives it no other)."""
+    return value
 
 
 def _non_finite(text: str) -> NoReturn:

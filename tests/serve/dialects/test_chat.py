@@ -228,3 +228,15 @@ def test_messages_the_hooks_did_not_touch_come_out_equal_and_in_order(
     assert {k: v for k, v in sent.items() if k != "messages"} == {
         k: v for k, v in BODY.items() if k != "messages"
     }
+
+
+def test_unread_messages_in_a_long_history_stay_unread_whatever_batch_they_fall_in() -> None:
+    """Long histories are validated in batches (SPEC 16): a message that does not validate in
+    one batch, and one in a later batch, both stay unread and every other message is read."""
+    messages = [USER if index % 2 == 0 else ASSISTANT for index in range(3000)]
+    messages[10], messages[2500] = UNREAD[0], UNREAD[1]
+    parsed = CHAT.parse(json.dumps({**BODY, "messages": messages}).encode())
+    assert len(parsed.history) == len(parsed.models or ()) == 2998
+    assert UNREAD[0] not in parsed.history
+    assert UNREAD[1] not in parsed.history
+    assert json.loads(parsed.render(parsed.history, RenderContext()))["messages"] == messages

@@ -21,6 +21,7 @@ from agent_hooks.serve._dialects._base import (
     RenderContext,
     ToolDefinition,
     synthetic_call_id,
+    validate_messages,
 )
 from agent_hooks.serve._dialects._chat import CHAT
 from agent_hooks.serve._dialects._responses import RESPONSES, ResponsesRequest
@@ -45,4 +46,5 @@ __all__ = [
     "Usage",
     "synthetic_call_id",
     "tool_result_text",
+    "validate_messages",
 ]

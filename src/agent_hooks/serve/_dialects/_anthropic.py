@@ -36,6 +36,7 @@ from agent_hooks.serve._dialects._base import (
     RenderContext,
     SSELines,
     as_forwarded,
+    dump_body,
     forged_half,
     splice,
     synthetic_call_id,
@@ -144,7 +145,7 @@ class AnthropicRequest(ParsedRequest):
             if declared:
                 body["tools"] = [_definition(name, context) for name in declared]
                 body["tool_choice"] = {"type": "none"}
-        return json.dumps(body, ensure_ascii=False).encode()
+        return dump_body(body)
 
 
 def _opens_a_cycle(content: Any) -> bool:

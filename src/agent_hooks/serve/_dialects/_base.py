@@ -16,11 +16,12 @@ dialect render only what they added. Pure: no I/O.
 from __future__ import annotations
 
 import abc
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.messages import Message
@@ -36,6 +37,7 @@ __all__ = [
     "Credentials",
     "Dialect",
     "Entry",
+    "InvalidMessages",
     "InvalidRequest",
     "ParsedRequest",
     "RenderContext",
@@ -43,9 +45,11 @@ __all__ = [
     "ToolDefinition",
     "align",
     "as_forwarded",
+    "dump_body",
     "forged_half",
     "splice",
     "synthetic_call_id",
+    "validate_messages",
 ]
 
 _T = TypeVar("_T")
@@ -58,6 +62,41 @@ It is ``Message.model_validate``'s validation, key-order recorders included (SPE
 edited by matching a function's name): relayed messages are never dumped (the client's own dicts
 are forwarded), so the recorders only cost time, ~1.2 us a message (see docs/decisions.md).
 """
+MESSAGES_AT_ONCE = 1024
+"""Messages validated by one call of :data:`RELAYED_MESSAGES` in :func:`validate_messages`."""
+
+
+class InvalidMessages(Exception):
+    """Some messages do not validate as :class:`Message`\\s; ``failing`` holds the indices
+    of those of one batch (all of that batch when the error names none)."""
+
+    def __init__(self, failing: set[int]) -> None:
+        super().__init__(f"{len(failing)} message(s) do not validate")
+        self.failing = failing
+
+
+def validate_messages(messages: Sequence[Any]) -> list[Message]:
+    """``messages`` validated by :data:`RELAYED_MESSAGES`, :data:`MESSAGES_AT_ONCE` at a time.
+
+    One call holds the GIL throughout (100,000 messages: half a second), so a worker thread
+    validating a long history lets the event loop run between batches (SPEC 16).
+
+    Raises:
+        InvalidMessages: a batch holds messages that do not validate (the first such batch).
+    """
+    models: list[Message] = []
+    for at in range(0, len(messages), MESSAGES_AT_ONCE):
+        batch = messages[at : at + MESSAGES_AT_ONCE]
+        try:
+            models += RELAYED_MESSAGES.validate_python(batch)
+        except ValidationError as exc:
+            named = {
+                at + first
+                for each in exc.errors()
+                if each["loc"] and isinstance(first := each["loc"][0], int)
+            }
+            raise InvalidMessages(named or set(range(at, at + len(batch)))) from exc
+    return models
 
 
 class InvalidRequest(BadRequest):
@@ -341,6 +380,39 @@ class SSELines:
                     self.done = True
                 elif data:
                     yield data
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+_ITEMS_AT_ONCE = 64
+"""List items written by one call of the C encoder: enough that its per-call cost is nothing
+beside theirs, few enough that a worker thread rendering a long history lets the event loop in
+often (about every 256 KiB of 4 KiB messages)."""
+
+
+def dump_body(body: Mapping[str, Any]) -> bytes:
+    """``json.dumps(body, ensure_ascii=False).encode()``, byte for byte, written a few list items
+    at a time (SPEC 16).
+
+    One C call for the whole body holds the GIL throughout (in a worker thread, the event loop
+    waits for all of it: over 100 ms for 16 MiB) and builds the whole body as one string first,
+    which takes four bytes a character everywhere once one character is outside the BMP (an
+    emoji in one message). A top-level list (``messages``, ``input``) is written
+    :data:`_ITEMS_AT_ONCE` items at a time instead, each batch encoded to bytes at once, so the
+    interpreter can switch threads between batches and no string of the whole body exists.
+    """
+    pieces: list[bytes | memoryview] = [b"{"]
+    for index, (key, value) in enumerate(body.items()):
+        pieces += (b", " if index else b"", _ENCODER.encode(key).encode(), b": ")
+        if type(value) is not list or len(value) <= _ITEMS_AT_ONCE:
+            pieces.append(_ENCODER.encode(value).encode())
+            continue
+        pieces.append(b"[")
+        for at in range(0, len(value), _ITEMS_AT_ONCE):
+            batch = _ENCODER.encode(value[at : at + _ITEMS_AT_ONCE]).encode()
+            pieces += (b", " if at else b"", memoryview(batch)[1:-1])  # less its brackets
+        pieces.append(b"]")
+    pieces.append(b"}")
+    return b"".join(pieces)  # one copy: no piece is joined twice
 
 
 def synthetic_call_id(message: Mapping[str, Any]) -> str | None:

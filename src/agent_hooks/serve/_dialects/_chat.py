@@ -13,22 +13,23 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
 from agent_hooks.messages import Message
 from agent_hooks.serve._dialects._base import (
     OPENAI_CREDENTIALS,
     RELAYED_MESSAGES,
     Answer,
     Entry,
+    InvalidMessages,
     InvalidRequest,
     ParsedRequest,
     RenderContext,
     SSELines,
     align,
     as_forwarded,
+    dump_body,
     forged_half,
     splice,
+    validate_messages,
 )
 from agent_hooks.serve._dialects._usage import Usage, find_usage, openai_usage
 from agent_hooks.serve._families import Family
@@ -72,7 +73,7 @@ class ChatRequest(ParsedRequest):
             messages = list(as_forwarded(history, context.family))
         else:
             messages = self._spliced(history, context.family)
-        return json.dumps({**self.body, "messages": messages}, ensure_ascii=False).encode()
+        return dump_body({**self.body, "messages": messages})
 
     def _spliced(self, history: Sequence[Mapping[str, Any]], family: Family) -> list[Any]:
         assert self.entries is not None
@@ -124,17 +125,15 @@ def _forged_entries(message: Any, index: int) -> list[Entry]:
     ]
 
 
-def _partly_read(body: dict[str, Any], messages: list[Any], error: ValidationError) -> ChatRequest:
-    """The request when some messages do not validate: those stay unread, in place."""
-    unread = _failing(error, range(len(messages)))
+def _partly_read(body: dict[str, Any], messages: list[Any], unread: set[int]) -> ChatRequest:
+    """The request when some messages do not validate (``unread``, and any other that does
+    not): those stay unread, in place."""
     while True:
         read = [index for index in range(len(messages)) if index not in unread]
         try:
-            validated: list[Message] = RELAYED_MESSAGES.validate_python(
-                [messages[index] for index in read]
-            )
-        except ValidationError as again:  # not expected: each message validates on its own
-            unread |= _failing(again, read)
+            validated = validate_messages([messages[index] for index in read])
+        except InvalidMessages as again:
+            unread |= {read[at] for at in again.failing}
         else:
             break
     models = iter(validated)
@@ -150,17 +149,6 @@ def _partly_read(body: dict[str, Any], messages: list[Any], error: ValidationErr
         if forged:
             kept += RELAYED_MESSAGES.validate_python([entry.message for entry in forged])
     return ChatRequest(body, messages, kept, entries)
-
-
-def _failing(error: ValidationError, indices: Sequence[int]) -> set[int]:
-    """The message indices (of ``indices``, which the validated list was made of) that
-    ``error`` names; all of them when it names none."""
-    failing = {
-        indices[first]
-        for each in error.errors()
-        if each["loc"] and isinstance(first := each["loc"][0], int)
-    }
-    return failing or set(indices)
 
 
 class _ChatDialect:
@@ -181,9 +169,9 @@ class _ChatDialect:
         body = json_object(raw)
         messages = message_list(body)
         try:
-            models: list[Message] = RELAYED_MESSAGES.validate_python(messages)
-        except ValidationError as exc:
-            request = _partly_read(body, messages, exc)
+            models = validate_messages(messages)
+        except InvalidMessages as exc:
+            request = _partly_read(body, messages, exc.failing)
         else:
             request = ChatRequest(body, messages, models)
         if deployment is not None and not body.get("model"):

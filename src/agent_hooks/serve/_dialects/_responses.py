@@ -30,6 +30,7 @@ from agent_hooks.serve._dialects._base import (
     SSELines,
     align,
     as_forwarded,
+    dump_body,
     forged_half,
     splice,
     synthetic_call_id,
@@ -95,10 +96,10 @@ class ResponsesRequest(ParsedRequest):
         )
         original = self.body.get("input")
         if isinstance(original, str) and items == self._items:
-            return _dumps(self.body)
+            return dump_body(self.body)
         if "input" not in self.body and not items:
-            return _dumps(self.body)
-        return _dumps({**self.body, "input": items})
+            return dump_body(self.body)
+        return dump_body({**self.body, "input": items})
 
 
 def _forwarded(
@@ -170,10 +171,6 @@ def _text(content: Any) -> str:
             if isinstance(part, Mapping) and isinstance(part.get("text"), str)
         )
     return content if isinstance(content, str) else ""
-
-
-def _dumps(body: Mapping[str, Any]) -> bytes:
-    return json.dumps(body, ensure_ascii=False).encode()
 
 
 def _entry(item: Any, index: int) -> Entry | None:

@@ -1,0 +1,73 @@
+"""SPEC 16: a request's peak memory is at most 8x its body size. What the proxy builds from a
+16 MiB body (the parsed body, the hooks' models, the body it forwards with a pair added) is
+measured with ``tracemalloc``, from the body's bytes on: allocation counts, not timings, so a
+busy machine does not change the figure."""
+
+from __future__ import annotations
+
+import gc
+import json
+import tracemalloc
+from typing import Any
+
+import pytest
+
+from agent_hooks.serve._dialects import (
+    ANTHROPIC,
+    CHAT,
+    RELAYED_MESSAGES,
+    RESPONSES,
+    Dialect,
+    RenderContext,
+)
+from tests._support import pair
+
+BODY_BYTES = 16 * 1024 * 1024
+PEAK_PER_BODY_BYTE = 8
+MESSAGE_BYTES = 4096
+PAIR = pair("clock", "noon")
+
+
+def many_messages() -> list[dict[str, Any]]:
+    """Thousands of 4 KiB messages, as a long agent history has."""
+    count = BODY_BYTES // (MESSAGE_BYTES + 40)
+    return [
+        {
+            "role": "user" if index % 2 == 0 else "assistant",
+            "content": f"{index:06d} " + "x" * (MESSAGE_BYTES - 7),
+        }
+        for index in range(count)
+    ]
+
+
+def one_string() -> list[dict[str, Any]]:
+    """One message holding almost the whole body, in non-ASCII text (a Python string of it
+    takes up to four bytes a character)."""
+    return [{"role": "user", "content": "é" * (BODY_BYTES // 2 - 100)}]
+
+
+def body(dialect: Dialect, messages: list[dict[str, Any]]) -> bytes:
+    fields = (
+        {"input": messages} if dialect is RESPONSES else {"max_tokens": 8, "messages": messages}
+    )
+    return json.dumps({"model": "m", **fields}, ensure_ascii=False).encode()
+
+
+@pytest.mark.parametrize("dialect", [CHAT, RESPONSES, ANTHROPIC], ids=lambda d: d.name)
+@pytest.mark.parametrize("shape", [many_messages, one_string], ids=lambda s: s.__name__)
+def test_reading_validating_and_writing_a_16_mib_body_peaks_within_8x_its_size(
+    dialect: Dialect, shape: Any
+) -> None:
+    raw = body(dialect, shape())
+    gc.collect()
+    tracemalloc.start()
+    try:
+        parsed = dialect.parse(raw)
+        models = parsed.models or RELAYED_MESSAGES.validate_python(parsed.history)
+        forwarded = parsed.render([*parsed.history, *PAIR], RenderContext())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(models) == len(parsed.history)
+    assert len(forwarded) > len(raw)
+    assert len(raw) + peak <= PEAK_PER_BODY_BYTE * len(raw)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from injector import Module, multiprovider
+from injector import Binder, Module, multiprovider
 
 from agent_hooks import create_injector, open_app
 from agent_hooks.config import ApplicationConfig
@@ -11,7 +11,7 @@ from agent_hooks.errors import ConfigError, UsageError
 from agent_hooks.injection import MessagesTransformer
 from agent_hooks.messages import Message
 from agent_hooks.tools import ToolCallResult, ToolCallResultEnricher
-from agent_hooks.toolsets import ToolRegistry
+from agent_hooks.toolsets import ReusedToolsets, ToolRegistry
 from tests._support import msg
 
 pytestmark = pytest.mark.usefixtures("preview_on")
@@ -68,3 +68,26 @@ async def test_open_app_closes_the_tool_registry_on_exit() -> None:
 def test_the_registry_is_one_per_app() -> None:
     injector = create_injector(ApplicationConfig.model_validate(CLOCK_APP))
     assert injector.get(ToolRegistry) is injector.get(ToolRegistry)
+
+
+def test_an_app_takes_over_the_live_toolsets_whose_declarations_did_not_change() -> None:
+    def rest(name: str, base_url: str) -> dict[str, object]:
+        tools = [{"name": "get", "path": "/get"}]
+        return {"type": "rest-api", "name": name, "base_url": base_url, "tools": tools}
+
+    before = ApplicationConfig.model_validate(
+        {"toolsets": [rest("same", "http://a"), rest("changed", "http://b")]}
+    )
+    after = ApplicationConfig.model_validate(
+        {"toolsets": [rest("changed", "http://c"), rest("same", "http://a")]}
+    )
+    old = create_injector(before).get(ToolRegistry).toolsets
+    reused = ReusedToolsets(tuple(zip(before.toolsets, old, strict=True)))
+
+    def bind_reused(binder: Binder) -> None:
+        binder.bind(ReusedToolsets, to=reused)
+
+    changed, same = create_injector(after, [bind_reused]).get(ToolRegistry).toolsets
+    assert same is old[0]
+    assert changed is not old[1]
+    assert changed.name == "changed"

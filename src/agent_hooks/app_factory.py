@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Coroutine, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -19,9 +19,24 @@ from agent_hooks.injection._trust import SigningKeys
 from agent_hooks.runtime import HookObserver, HookRunner, PreparedHook
 from agent_hooks.tools import StagedBaseTool, ToolCallResultEnricher
 from agent_hooks.tools._stages import NullStageReporter, StageReporter
-from agent_hooks.toolsets import CurrentTimeTool, ToolOverrides, ToolRegistry, build_toolsets
+from agent_hooks.toolsets import (
+    CurrentTimeTool,
+    ReusedToolsets,
+    ToolOverrides,
+    ToolRegistry,
+    Toolset,
+    build_toolsets,
+    close_toolsets,
+)
 
-__all__ = ["AppModule", "ClockModule", "aclose_app", "create_injector", "open_app"]
+__all__ = [
+    "AppModule",
+    "ClockModule",
+    "aclose_app",
+    "aclose_toolsets",
+    "create_injector",
+    "open_app",
+]
 
 logger = logging.getLogger("agent_hooks.app")
 
@@ -35,7 +50,9 @@ class AppModule(Module):
     Hosts override any of these from their own modules (passed after this one): a fixed
     :class:`~agent_hooks.clock.Clock`, a :class:`~agent_hooks.tools._stages.StageReporter`, more
     ``list[StagedBaseTool]``, ``list[ToolCallResultEnricher]`` or ``list[HookObserver]``
-    entries, :class:`~agent_hooks.toolsets.ToolOverrides` (the test kit's seam).
+    entries, :class:`~agent_hooks.toolsets.ToolOverrides` (the test kit's seam),
+    :class:`~agent_hooks.toolsets.ReusedToolsets` (live toolsets taken over from an app this one
+    replaces: ``serve``'s reload).
     """
 
     def __init__(self, config: ApplicationConfig) -> None:
@@ -50,6 +67,7 @@ class AppModule(Module):
         binder.multibind(list[PreparedHook], to=[])
         binder.multibind(list[HookObserver], to=[])
         binder.bind(ToolOverrides, to=ToolOverrides())
+        binder.bind(ReusedToolsets, to=ReusedToolsets())
 
     @provider
     def provide_signing_keys(self) -> SigningKeys:
@@ -66,8 +84,9 @@ class AppModule(Module):
         config: ApplicationConfig,
         internal_tools: list[StagedBaseTool],
         overrides: ToolOverrides,
+        reused: ReusedToolsets,
     ) -> ToolRegistry:
-        toolsets = build_toolsets(config.toolsets, internal_tools=internal_tools)
+        toolsets = build_toolsets(config.toolsets, internal_tools=internal_tools, reused=reused)
         return ToolRegistry(toolsets, registered_tools=internal_tools, overrides=overrides)
 
     @singleton
@@ -140,7 +159,22 @@ async def aclose_app(injector: Injector) -> None:
     """Close every connection the app opened; safe to call twice, bounded by
     :data:`_SHUTDOWN_TIMEOUT_SECONDS`. A cancelled caller still waits for the close (within the
     same bound) before the cancellation goes on, so no server outlives the app."""
-    closing = asyncio.ensure_future(injector.get(ToolRegistry).aclose())
+    await _bounded(injector.get(ToolRegistry).aclose())
+
+
+async def aclose_toolsets(toolsets: Iterable[Toolset]) -> None:
+    """Close ``toolsets`` as :func:`aclose_app` closes an app's, within the same bound.
+
+    For a host whose apps share live toolsets (``serve`` reloading its manifest hands the
+    unchanged ones to the new app): it closes those no app uses any more, not a whole app.
+    """
+    await _bounded(close_toolsets(toolsets))
+
+
+async def _bounded(close: Coroutine[Any, Any, None]) -> None:
+    """Wait for ``close`` at most :data:`_SHUTDOWN_TIMEOUT_SECONDS`, shielded from the caller's
+    cancellation (which goes on once the close is over or out of time)."""
+    closing = asyncio.ensure_future(close)
     try:
         await asyncio.wait_for(asyncio.shield(closing), _SHUTDOWN_TIMEOUT_SECONDS)
     except TimeoutError:

@@ -11,9 +11,9 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from agent_hooks import create_injector
 from agent_hooks.config import ApplicationConfig
 from agent_hooks.serve._app import ServeSettings, create_app
+from agent_hooks.serve._generations import Generation, Generations
 from agent_hooks.state import open_store
 
 
@@ -30,7 +30,7 @@ def in_process_proxy(
     assert there is none), not an exception raised into the test."""
     config = ApplicationConfig.from_dict(dict(manifest), preview=True)
     settings = ServeSettings(
-        injector=create_injector(config, preview=True),
+        generations=Generations(Generation.build(config, hooks=True)),
         store=open_store(f"sqlite:///{workdir}/state.db"),
         upstream=upstream,
         upstream_timeout_seconds=10,

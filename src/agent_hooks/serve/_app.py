@@ -1,19 +1,20 @@
 """The proxy's ASGI app: routes, lifespan and the access log; the work is in ``_proxy``.
 
 The lifespan opens the hooks app (MCP sessions and HTTP clients shared by every request), the
-conversation store and the upstream client, and closes them when the server stops, after the
-in-flight requests and their completion hooks finished.
+conversation store and the upstream client, runs the manifest's reloads, and closes them all
+when the server stops, after the in-flight requests and their completion hooks finished.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 
-from injector import Injector
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -21,11 +22,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent_hooks import HookEvent, HookRunner, aclose_app
-from agent_hooks.config import ApplicationConfig
 from agent_hooks.serve._dialects import ANTHROPIC, ANTHROPIC_COUNT_TOKENS, CHAT, RESPONSES
 from agent_hooks.serve._errors import BadRequest
 from agent_hooks.serve._families import FamilyRule
+from agent_hooks.serve._generations import Generations, LeaseMiddleware
 from agent_hooks.serve._limits import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_INFLIGHT_BYTES,
@@ -33,10 +33,9 @@ from agent_hooks.serve._limits import (
 )
 from agent_hooks.serve._metrics import CONTENT_TYPE_LATEST, Metrics
 from agent_hooks.serve._proxy import HooksProxy, error_response
-from agent_hooks.serve._tools import ToolCatalog
+from agent_hooks.serve._reload import Reloader
 from agent_hooks.serve._upstream import UpstreamClient
 from agent_hooks.state import ConversationStore
-from agent_hooks.toolsets import ToolRegistry
 
 __all__ = ["ServeSettings", "create_app"]
 
@@ -47,10 +46,11 @@ logger = logging.getLogger("agent_hooks.serve")
 class ServeSettings:
     """What ``agent-hooks serve`` was started with; ``upstream=None`` means the echo model.
 
-    The app closes the injector's sessions and clients, and the store, when it stops.
+    The app closes the manifest's sessions and clients, and the store, when it stops.
     """
 
-    injector: Injector
+    generations: Generations
+    """The manifest requests run on (SPEC 17: replaced by a reload)."""
     store: ConversationStore
     upstream: str | None
     upstream_timeout_seconds: float
@@ -62,8 +62,6 @@ class ServeSettings:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_inflight_bytes: int = DEFAULT_MAX_INFLIGHT_BYTES
     """The request bodies held at once (SPEC 16): beyond it new requests get 503."""
-    hooks: bool = True
-    """``False`` while preview features are off: requests are forwarded without hooks."""
     metrics: Metrics = field(default_factory=Metrics)
     """Served at ``GET /metrics``; the store's ``on_error`` counts into it too."""
     anthropic_upstream: str | None = None
@@ -71,6 +69,8 @@ class ServeSettings:
     model_families: tuple[FamilyRule, ...] = ()
     """``--model-family`` rules, tried in order before the built-in ones (SPEC 15). Without an
     upstream (the echo model) no family applies: the echo lists pairs by their own ids."""
+    reloader: Reloader | None = None
+    """Reloads the manifest into ``generations`` while the app runs (SIGHUP, ``--watch``)."""
 
 
 def create_app(settings: ServeSettings) -> Starlette:
@@ -79,8 +79,7 @@ def create_app(settings: ServeSettings) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
-            injector = settings.injector
-            stack.push_async_callback(aclose_app, injector)
+            stack.push_async_callback(settings.generations.aclose)
             stack.push_async_callback(settings.store.aclose)
 
             def upstream_client(base_url: str | None) -> UpstreamClient:
@@ -93,19 +92,12 @@ def create_app(settings: ServeSettings) -> Starlette:
                 stack.push_async_callback(client.aclose)
                 return client
 
-            runner = injector.get(HookRunner) if settings.hooks else None
             app.state.proxy = HooksProxy(
-                runner,
                 settings.store,
                 upstream_client(settings.upstream),
-                has_completion_hooks=any(
-                    hook.event == HookEvent.ON_COMPLETION
-                    for hook in injector.get(ApplicationConfig).hooks or ()
-                ),
                 tenant_header=settings.tenant_header,
                 max_body_bytes=settings.max_body_bytes,
                 metrics=settings.metrics,
-                tools=ToolCatalog(runner, injector.get(ToolRegistry)),
                 anthropic_upstream=(
                     upstream_client(settings.anthropic_upstream)
                     if settings.anthropic_upstream
@@ -113,6 +105,9 @@ def create_app(settings: ServeSettings) -> Starlette:
                 ),
                 model_families=settings.model_families if settings.upstream else None,
             )
+            if settings.reloader is not None:
+                reloads = asyncio.create_task(settings.reloader.run())
+                stack.push_async_callback(_cancelled, reloads)
             yield
 
     async def chat_completions(request: Request) -> Response:
@@ -174,9 +169,16 @@ def create_app(settings: ServeSettings) -> Starlette:
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_error},
     )
+    app.add_middleware(LeaseMiddleware, generations=settings.generations)
     app.add_middleware(InflightLimit, limit=settings.max_inflight_bytes)
     app.add_middleware(AccessLog, metrics=settings.metrics)
     return app
+
+
+async def _cancelled(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

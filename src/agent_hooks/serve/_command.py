@@ -126,6 +126,11 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ign
         " repeatable, first match wins, before the built-in claude*, gemini*, mistral*... rules",
     )
     serve.add_argument(
+        "--watch",
+        action="store_true",
+        help="reload the manifest whenever the file changes (SIGHUP always reloads it)",
+    )
+    serve.add_argument(
         "--shutdown-timeout",
         type=_positive_seconds,
         default=30.0,
@@ -148,6 +153,7 @@ default is 700)."""
 
 def run_serve(args: argparse.Namespace) -> int:
     """Serve until SIGTERM or Ctrl-C; in-flight requests and their completion hooks finish first.
+    SIGHUP, and with ``--watch`` a change of the file, reloads the manifest (SPEC 17).
 
     The log filters serve needs are on while it runs and come off when it returns (SPEC 16: a
     host or a test may run it in-process, more than once): scrubbing on every handler the root
@@ -205,9 +211,7 @@ def _info_logged() -> Iterator[None]:
         serve_logger.setLevel(previous_level)
 
 
-def _log_start(
-    listening: socket.socket, settings: ServeSettings, config: Any, workers: int
-) -> None:
+def _log_start(listening: socket.socket, settings: ServeSettings, workers: int) -> None:
     """One line: where it listens, where requests go (hosts only, never credentials), the hooks
     it runs (and the processes serving, when more than one); and a warning when requests would
     reach a real upstream without a key."""
@@ -216,9 +220,9 @@ def _log_start(
     upstream = _host_of(settings.upstream) if settings.upstream else "echo model"
     if settings.anthropic_upstream:
         upstream += f", /v1/messages to {_host_of(settings.anthropic_upstream)}"
-    names = [hook.name or hook.tool_name for hook in config.hooks or ()]
-    hooks = ", ".join(names) if settings.hooks and names else "none"
-    if not settings.hooks:
+    generation = settings.generations.current
+    hooks = ", ".join(generation.hook_names) or "none"
+    if generation.runner is None:
         hooks = "off (ENABLE_PREVIEW_FEATURES is not true)"
     processes = f" workers={workers}" if workers > 1 else ""
     logger.info(
@@ -243,10 +247,10 @@ def _serve(args: argparse.Namespace, worker: Worker | None = None) -> int:
     which runs this again as ``worker`` (the socket comes from the parent)."""
     import uvicorn
 
-    from agent_hooks import create_injector
-    from agent_hooks.config import ApplicationConfig, FeatureSettings
+    from agent_hooks.config import FeatureSettings
     from agent_hooks.serve._app import ServeSettings, create_app
     from agent_hooks.serve._metrics import Metrics
+    from agent_hooks.serve._reload import Reloader
     from agent_hooks.state import open_store
 
     try:
@@ -254,18 +258,16 @@ def _serve(args: argparse.Namespace, worker: Worker | None = None) -> int:
         anthropic_upstream = _base_url("--anthropic-upstream", args.anthropic_upstream)
     except ValueError as exc:
         return _startup_failed(str(exc))
-    config = ApplicationConfig.from_file(args.manifest, preview=True)  # bad hooks exit 2 anyway
     hooks = FeatureSettings().enable_preview_features
-    if not hooks:
-        config = ApplicationConfig.from_file(args.manifest)  # warns that the hooks are ignored
-    injector = create_injector(config, preview=hooks)  # configuration errors surface now
     metrics = Metrics(summed_from=worker.metrics_dir if worker else None)
+    # configuration errors surface now (exit 2), bad hooks too, whatever the preview gate says
+    reloader = Reloader(args.manifest, hooks=hooks, on_reload=metrics.reload, watch=args.watch)
     try:
         store = open_store(args.state, on_error=metrics.state_error)
     except (ValueError, OSError) as exc:
         return _startup_failed(str(exc))
     settings = ServeSettings(
-        injector=injector,
+        generations=reloader.generations,
         store=store,
         upstream=upstream,
         upstream_timeout_seconds=args.upstream_timeout,
@@ -274,10 +276,10 @@ def _serve(args: argparse.Namespace, worker: Worker | None = None) -> int:
         tenant_header=args.tenant_header,
         max_body_bytes=args.max_body_bytes,
         max_inflight_bytes=args.max_inflight_bytes,
-        hooks=hooks,
         metrics=metrics,
         anthropic_upstream=anthropic_upstream,
         model_families=tuple(args.model_family),
+        reloader=reloader,
     )
     if worker is not None:
         listening = worker.listening
@@ -287,7 +289,7 @@ def _serve(args: argparse.Namespace, worker: Worker | None = None) -> int:
         except OSError as exc:
             asyncio.run(store.aclose())
             return _startup_failed(exc.strerror or str(exc))
-        _log_start(listening, settings, config, args.workers)
+        _log_start(listening, settings, args.workers)
         if args.workers > 1:
             # Checked here as one process would; each worker builds its own store, sessions and
             # clients (nothing holding a thread or a socket crosses to another process).
@@ -312,7 +314,9 @@ def _serve(args: argparse.Namespace, worker: Worker | None = None) -> int:
     )
     # uvicorn re-raises a SIGTERM once it has shut down gracefully, to whatever handler was
     # there before it: a no-op one makes the graceful stop an ordinary exit with status 0.
-    previous_sigterm = _quiet_sigterm()
+    previous_sigterm = _on_main_thread(signal.SIGTERM, lambda signum, frame: None)
+    # SIGHUP would end the process; it asks for a reload instead, done on the event loop.
+    previous_sighup = _on_main_thread(signal.SIGHUP, lambda signum, frame: reloader.request())
     # Everything built so far (modules, schemas, the app) lives as long as the process: the
     # collector need not scan it again in every full collection, which the objects of busy
     # requests trigger (32 clients at once: ~15% less CPU per request). A request allocates
@@ -330,18 +334,20 @@ def _serve(args: argparse.Namespace, worker: Worker | None = None) -> int:
         gc.unfreeze()
         if previous_sigterm is not None:
             signal.signal(signal.SIGTERM, previous_sigterm)
+        if previous_sighup is not None:
+            signal.signal(signal.SIGHUP, previous_sighup)
     return 0 if server.started else 1
 
 
 _SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 
-def _quiet_sigterm() -> _SignalHandler:
-    """Install a SIGTERM handler that does nothing; the previous one, or ``None`` off the main
-    thread (where signals cannot be handled)."""
+def _on_main_thread(signum: signal.Signals, handler: _SignalHandler) -> _SignalHandler:
+    """Install ``handler`` for ``signum``; the previous one, or ``None`` off the main thread
+    (where signals cannot be handled, so nothing is installed)."""
     if threading.current_thread() is not threading.main_thread():
         return None
-    return signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    return signal.signal(signum, handler)
 
 
 def _listen(host: str, port: int) -> socket.socket:

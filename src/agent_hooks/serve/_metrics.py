@@ -1,6 +1,7 @@
 """``GET /metrics``: the proxy's counters in Prometheus text, through ``prometheus-client``.
 
-The names and labels are SPEC 12.1's (and 15's token counter), and nothing else: no content, no
+The names and labels are SPEC 12.1's (and 15's token counter, 17's reload counter), and nothing
+else: no content, no
 tenant and no conversation id ever becomes a label (a label per user would also grow without
 bound). Each app has its own registry, so two servers in one process (tests) never share counts.
 
@@ -22,12 +23,15 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from agent_hooks import HookRunRecord
 from agent_hooks.serve._dialects import Usage
 
-__all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
+__all__ = ["CONTENT_TYPE_LATEST", "RELOAD_RESULTS", "Metrics"]
+
+RELOAD_RESULTS = ("ok", "invalid")
+"""``result`` of a reload: the new manifest serves, or it did not load and the old one stays."""
 
 
 class Metrics:
-    """The five metrics of SPEC 12.1 and the upstream's tokens (SPEC 15), in a registry of
-    their own.
+    """The five metrics of SPEC 12.1, the upstream's tokens (SPEC 15) and the manifest's
+    reloads (SPEC 17), in a registry of their own.
 
     ``summed_from``: the multiprocess directory every worker of this server writes to; ``render``
     then serves the sum of all of them rather than this process's registry.
@@ -79,6 +83,15 @@ class Metrics:
             ["route", "kind"],
             registry=self.registry,
         )
+        self._reloads = Counter(
+            "agent_hooks_manifest_reloads_total",
+            "Manifest reloads (SIGHUP, --watch), by result: ok, or invalid (the previous"
+            " manifest stays).",
+            ["result"],
+            registry=self.registry,
+        )
+        for result in RELOAD_RESULTS:  # both series exist from the start, at 0
+            self._reloads.labels(result)
         self._token_series: dict[tuple[str, str], Counter] = {}
         # Each label combination's series, looked up once: prometheus-client's labels() takes a
         # lock and builds a key per call, a few microseconds on every request.
@@ -120,6 +133,10 @@ class Metrics:
                         route, kind
                     )
                 series.inc(tokens)
+
+    def reload(self, result: str) -> None:
+        """Count one reload: ``result`` is one of :data:`RELOAD_RESULTS`."""
+        self._reloads.labels(result).inc()
 
     def state_error(self) -> None:
         self._state_errors.inc()

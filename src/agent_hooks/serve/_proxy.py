@@ -21,7 +21,7 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from agent_hooks import HookEvent, HookFailedError, HookRunner, HookRunRecord
+from agent_hooks import HookEvent, HookFailedError, HookRunRecord
 from agent_hooks.messages import Message
 from agent_hooks.serve._dialects import (
     ANTHROPIC,
@@ -35,6 +35,7 @@ from agent_hooks.serve._dialects import (
 )
 from agent_hooks.serve._errors import ProxyError
 from agent_hooks.serve._families import FamilyRule, model_family
+from agent_hooks.serve._generations import Generation, leased
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES, check_conversation_header, read_body
 from agent_hooks.serve._metrics import Metrics
 from agent_hooks.serve._relay import (
@@ -44,7 +45,6 @@ from agent_hooks.serve._relay import (
     unless_client_leaves,
 )
 from agent_hooks.serve._tenancy import tenant_of
-from agent_hooks.serve._tools import ToolCatalog
 from agent_hooks.serve._transport import UpstreamAnswer
 from agent_hooks.serve._upstream import UpstreamClient, passthrough_headers
 from agent_hooks.state import ConversationStore
@@ -93,7 +93,8 @@ def error_body(error: ProxyError, dialect: Dialect) -> dict[str, Any]:
 class HooksProxy:
     """Runs the hooks around one upstream call per request; shared by all requests.
 
-    ``runner`` is ``None`` when preview features are off: requests are forwarded without hooks.
+    Each request runs on the manifest generation it was given when it arrived (:func:`leased`),
+    from its hooks to its completion hooks, so a reload never changes a request half-way.
     ``anthropic_upstream`` answers the Anthropic route (``--anthropic-upstream``); by default the
     same upstream answers every route. ``model_families`` are the ``--model-family`` rules, tried
     before the built-in ones (SPEC 15); ``None`` forwards every pair as the hooks wrote it (the
@@ -102,34 +103,18 @@ class HooksProxy:
 
     def __init__(
         self,
-        runner: HookRunner | None,
         store: ConversationStore,
         upstream: UpstreamClient,
         *,
-        has_completion_hooks: bool,
-        tools: ToolCatalog,
         tenant_header: str | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         metrics: Metrics | None = None,
         anthropic_upstream: UpstreamClient | None = None,
         model_families: Sequence[FamilyRule] | None = (),
     ) -> None:
-        self._runner = runner
         self._store = store
         self._upstream = upstream
         self._anthropic_upstream = anthropic_upstream or upstream
-        self._tools = tools
-        self._has_completion_hooks = has_completion_hooks and runner is not None
-        self._has_start_hooks = runner is not None and any(
-            hook.event is HookEvent.ON_REQUEST_START for hook in runner.hooks
-        )
-        self._hook_prefixes: frozenset[str] | None = None
-        """The identities (``ah_{i8}_``) of the request-start hooks: a stored pair of no
-        current hook is not re-applied; ``None`` while hooks are off (none is)."""
-        if runner is not None:
-            self._hook_prefixes = frozenset(
-                hook.prefix for hook in runner.hooks if hook.event is HookEvent.ON_REQUEST_START
-            )
         self._tenant_header = tenant_header
         self._max_body_bytes = max_body_bytes
         self._metrics = metrics or Metrics()
@@ -141,18 +126,22 @@ class HooksProxy:
         """The answer to one request; every refusal and failure in the dialect's error shape."""
         request.state.route = dialect.name
         try:
-            return await self._handle(request, dialect, deployment)
+            return await self._handle(request, dialect, deployment, leased(request))
         except ProxyError as exc:
             return error_response(exc, dialect)
         except ClientGone:
             log_client_gone()
             return Response(status_code=CLIENT_CLOSED_REQUEST)  # nobody reads it; the log does
 
-    async def _handle(self, request: Request, dialect: Dialect, deployment: str | None) -> Response:
-        turn = await self._prepare(request, dialect, deployment)
+    async def _handle(
+        self, request: Request, dialect: Dialect, deployment: str | None, generation: Generation
+    ) -> Response:
+        turn = await self._prepare(request, dialect, deployment, generation)
         return await self._exchange(request, dialect, turn)
 
-    async def _prepare(self, request: Request, dialect: Dialect, deployment: str | None) -> _Turn:
+    async def _prepare(
+        self, request: Request, dialect: Dialect, deployment: str | None, generation: Generation
+    ) -> _Turn:
         """Read the body, run the hooks and write the body to forward.
 
         Everything built from the body (its bytes, the parsed history, the hooks' models) is
@@ -179,7 +168,7 @@ class HooksProxy:
             stored,
             items=parsed.items,
             item_of=item_of,
-            hook_prefixes=self._hook_prefixes,
+            hook_prefixes=generation.hook_prefixes,
             held=parsed.held,
             build=_same,
         )
@@ -188,7 +177,9 @@ class HooksProxy:
         history: list[dict[str, Any]] = hooks_input
         records: list[HookRunRecord] = []
         if not dialect.counts_tokens:
-            history, records = await self._run_hooks(request, hooks_input, parsed, context, work)
+            history, records = await self._run_hooks(
+                request, generation, hooks_input, parsed, context, work
+            )
         untouched = _same_objects(history, hooks_input)  # the hooks added or dropped nothing
         if untouched and (parsed.held or all(e.anchor is not None for e in reapplied.kept)):
             pairs = reapplied.kept  # the history's pairs are the stored ones re-applied
@@ -206,7 +197,9 @@ class HooksProxy:
             forwarded = raw  # nothing to write: the client's own bytes go, not a re-dump
         else:
             del raw  # written anew: the client's bytes are not kept beside the new ones
-            render_context = await self._render_context(parsed, pairs, reapplied.kept, records)
+            render_context = await self._render_context(
+                generation, parsed, pairs, reapplied.kept, records
+            )
             forwarded = await work.run(lambda: parsed.render(history, render_context))
 
         async def commit(response_id: str | None) -> None:
@@ -228,9 +221,10 @@ class HooksProxy:
                 )
 
         return _Turn(
+            generation,
             forwarded,
             commit,
-            history=history if self._has_completion_hooks else [],
+            history=history if generation.has_completion_hooks else [],
             context=context,
             names_answers=parsed.names_answers,
         )
@@ -249,12 +243,13 @@ class HooksProxy:
         if answer.is_success and answer.headers.get("content-type", "").startswith(
             "text/event-stream"
         ):
-            return self._relay(dialect, answer, turn.history, turn.context, turn.commit)
+            return self._relay(dialect, answer, turn)
         # An error is read whole, streamed or not, so the client gets it scrubbed (SPEC 12.1).
         content = await unless_client_leaves(request.receive, upstream.read(answer))
         task = None
         if answer.is_success and not dialect.counts_tokens:
-            read = self._has_completion_hooks or turn.names_answers  # parse only when needed
+            completes = turn.generation.has_completion_hooks
+            read = completes or turn.names_answers  # parse only when needed
             final = (
                 dialect.answer_from_json(content)
                 if read
@@ -262,8 +257,8 @@ class HooksProxy:
             )
             await turn.commit(final.response_id)
             self._metrics.upstream_tokens(dialect.name, final.usage)
-            if self._has_completion_hooks and final.message is not None:
-                task = BackgroundTask(self._complete, [*turn.history, final.message], turn.context)
+            if completes and final.message is not None:
+                task = BackgroundTask(self._complete, turn, final.message)
         return Response(
             content,
             status_code=answer.status_code,
@@ -315,6 +310,7 @@ class HooksProxy:
 
     async def _render_context(
         self,
+        generation: Generation,
         parsed: ParsedRequest,
         pairs: Sequence[StoredPair],
         reapplied: Sequence[StoredPair],
@@ -341,7 +337,7 @@ class HooksProxy:
                     if entry.form == "pair"
                 }
             )
-            tools = await self._tools.definitions(names) if names else {}
+            tools = await generation.tools.definitions(names) if names else {}
         rules = self._model_families
         family = model_family(parsed.model, rules) if rules is not None else "openai"
         return RenderContext(unsent=unsent, tools=tools, text_form=text_form, family=family)
@@ -349,6 +345,7 @@ class HooksProxy:
     async def _run_hooks(
         self,
         request: Request,
+        generation: Generation,
         messages: list[dict[str, Any]],
         parsed: ParsedRequest,
         context: dict[str, str],
@@ -365,7 +362,8 @@ class HooksProxy:
         Raises:
             HookFailed: a hook with ``on_error: fail`` failed (424).
         """
-        if self._runner is None or not self._has_start_hooks:
+        runner = generation.runner
+        if runner is None or not generation.has_start_hooks:
             return messages, []
         known: dict[int, Message] = {}
         if parsed.models is not None:
@@ -378,7 +376,7 @@ class HooksProxy:
             known.update({id(raw): model for raw, model in zip(unknown, validated, strict=True)})
         models = [known[id(raw)] for raw in messages]
         try:
-            run = await self._runner.run(HookEvent.ON_REQUEST_START, models, request=context)
+            run = await runner.run(HookEvent.ON_REQUEST_START, models, request=context)
         except HookFailedError as exc:
             self._metrics.hooks(exc.run.records)
             request.state.hooks = _outcomes(exc.run.records)
@@ -389,14 +387,7 @@ class HooksProxy:
         history = [originals.get(id(message)) or message.to_openai() for message in run.messages]
         return history, run.records
 
-    def _relay(
-        self,
-        dialect: Dialect,
-        answer: UpstreamAnswer,
-        history: list[dict[str, Any]],
-        context: dict[str, str],
-        commit: Callable[[str | None], Awaitable[None]],
-    ) -> StreamRelay:
+    def _relay(self, dialect: Dialect, answer: UpstreamAnswer, turn: _Turn) -> StreamRelay:
         """Pass a successful answer's events on as they arrive; reassemble it on the way.
 
         The turn is committed (with a Responses answer's id) before the stream's last frame.
@@ -411,24 +402,29 @@ class HooksProxy:
         async def after() -> None:
             final = streamed.answer()
             self._metrics.upstream_tokens(dialect.name, final.usage)
-            if self._has_completion_hooks and final.message is not None:
-                await self._complete([*history, final.message], context)
+            if turn.generation.has_completion_hooks and final.message is not None:
+                await self._complete(turn, final.message)
 
         return StreamRelay(
             answer,
             headers=headers,
             error_body=shaped,
             reader=streamed,
-            before_end=lambda: commit(streamed.response_id),
+            before_end=lambda: turn.commit(streamed.response_id),
             after=after,
         )
 
-    async def _complete(self, history: list[dict[str, Any]], context: dict[str, str]) -> None:
-        """``on_completion`` hooks, after the answer went out: failures can only be logged."""
-        assert self._runner is not None  # completion hooks are collected only with a runner
+    async def _complete(self, turn: _Turn, answer: dict[str, Any]) -> None:
+        """``on_completion`` hooks on the turn's history and ``answer``, after the answer went
+        out, on the turn's own manifest: failures can only be logged."""
+        runner = turn.generation.runner
+        assert runner is not None  # completion hooks are collected only with a runner
         try:
-            run = await self._runner.run(
-                HookEvent.ON_COMPLETION, history, request=context, completion=_COMPLETION_FACTS
+            run = await runner.run(
+                HookEvent.ON_COMPLETION,
+                [*turn.history, answer],
+                request=turn.context,
+                completion=_COMPLETION_FACTS,
             )
         except HookFailedError as exc:
             self._metrics.hooks(exc.run.records)
@@ -459,11 +455,13 @@ class _Work:
 
 @dataclass(frozen=True)
 class _Turn:
-    """What a request still needs once its body is written: the bytes to forward, the commit of
-    its pairs, and for completion hooks the history and their context (``history`` is empty
-    without completion hooks, so nothing else of the body outlives :meth:`HooksProxy._prepare`).
+    """What a request still needs once its body is written: the manifest generation it runs on,
+    the bytes to forward, the commit of its pairs, and for completion hooks the history and their
+    context (``history`` is empty without completion hooks, so nothing else of the body outlives
+    :meth:`HooksProxy._prepare`).
     """
 
+    generation: Generation
     forwarded: bytes
     commit: Callable[[str | None], Awaitable[None]]
     history: list[dict[str, Any]]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
@@ -28,7 +28,7 @@ from agent_hooks.toolsets._guard import GuardedTool
 from agent_hooks.toolsets.internal import InternalToolset
 from agent_hooks.toolsets.mcp import McpToolset
 
-__all__ = ["ToolOverrides", "ToolRegistry", "ToolRoute"]
+__all__ = ["ToolOverrides", "ToolRegistry", "ToolRoute", "close_toolsets"]
 
 logger = logging.getLogger("agent_hooks.tools")
 
@@ -178,14 +178,7 @@ class ToolRegistry:
         if self._closed:
             return
         self._closed = True
-        await asyncio.gather(*(self._close(toolset) for toolset in self.toolsets))
-
-    @staticmethod
-    async def _close(toolset: Toolset) -> None:
-        try:
-            await toolset.aclose()
-        except Exception:
-            logger.exception("toolset=%s outcome=close_failed", toolset.name)
+        await close_toolsets(self.toolsets)
 
     async def __aenter__(self) -> Self:
         return self
@@ -197,3 +190,15 @@ class ToolRegistry:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+async def close_toolsets(toolsets: Iterable[Toolset]) -> None:
+    """Close ``toolsets`` at once; one failing to close does not keep the others open."""
+    await asyncio.gather(*(_close(toolset) for toolset in toolsets))
+
+
+async def _close(toolset: Toolset) -> None:
+    try:
+        await toolset.aclose()
+    except Exception:
+        logger.exception("toolset=%s outcome=close_failed", toolset.name)

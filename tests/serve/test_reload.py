@@ -1,0 +1,176 @@
+"""Reloading the manifest without a restart (SPEC 17): SIGHUP and ``--watch``, an invalid
+manifest kept out, an answer in flight finishing on its own manifest, and the MCP sessions of
+unchanged toolsets kept while a changed one's server goes after its last request."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests._support.flaky import flaky_toolset, starts
+from tests._support.manifests import hook
+from tests.serve._proxy import Proxy, running_proxy
+from tests.serve.test_proxy import USER, eventually, manifest, saved_notes
+from tests.serve.upstream_server import ANSWER
+from tests.servers.fixtures import RecordingServer
+
+CLOCK = {"hooks": [hook(name="clock")]}
+"""The built-in ``current_time`` tool at request start: the echo model lists its pair."""
+
+
+def echoed(proxy: Proxy) -> str:
+    """What the echo model answers: one line per synthetic pair it received."""
+    answer = proxy.client().chat.completions.create(model="echo", messages=[USER])  # type: ignore[list-item]
+    return answer.choices[0].message.content or ""
+
+
+def reloads(proxy: Proxy) -> dict[str, float]:
+    """``agent_hooks_manifest_reloads_total`` by result."""
+    text = httpx.get(f"{proxy.url}/metrics", timeout=10).text
+    (family,) = (f for f in text_string_to_metric_families(text) if f.name.endswith("reloads"))
+    return {s.labels["result"]: s.value for s in family.samples if s.name.endswith("_total")}
+
+
+def reloaded(proxy: Proxy, result: str, count: int = 1) -> None:
+    """Wait until ``count`` reloads ended with ``result``."""
+    eventually(lambda: True if reloads(proxy)[result] >= count else None)
+
+
+def rewrite(workdir: Path, new: dict[str, Any]) -> None:
+    (workdir / "manifest.json").write_text(json.dumps(new))
+
+
+def test_sighup_loads_a_manifest_that_adds_a_hook(tmp_path: Path) -> None:
+    with running_proxy({}, tmp_path) as proxy:
+        assert echoed(proxy) == "no synthetic pairs"
+        assert reloads(proxy) == {"ok": 0, "invalid": 0}
+        rewrite(tmp_path, CLOCK)
+        proxy.process.send_signal(signal.SIGHUP)
+        reloaded(proxy, "ok")
+        assert echoed(proxy).startswith("current_time: ")
+        assert "manifest reloaded from" in proxy.log()
+
+
+def test_watch_loads_the_manifest_when_the_file_changes(tmp_path: Path) -> None:
+    with running_proxy({}, tmp_path, "--watch") as proxy:
+        rewrite(tmp_path, CLOCK)
+        reloaded(proxy, "ok")
+        assert echoed(proxy).startswith("current_time: ")
+        assert reloads(proxy) == {"ok": 1, "invalid": 0}  # one change, one reload
+
+
+def test_an_invalid_manifest_leaves_the_previous_one_serving(tmp_path: Path) -> None:
+    with running_proxy(CLOCK, tmp_path) as proxy:
+        invalid = {"hooks": [{**hook(name="clock"), "tool_nam": "x"}], "toolset": []}
+        rewrite(tmp_path, invalid)
+        proxy.process.send_signal(signal.SIGHUP)
+        reloaded(proxy, "invalid")
+        assert echoed(proxy).startswith("current_time: ")
+        errors = [line for line in proxy.log().splitlines() if line.startswith("ERROR")]
+        assert errors == [
+            "ERROR agent_hooks.serve: error: hooks[0].tool_nam: unknown key; did you mean"
+            " 'tool_name'?",
+            "ERROR agent_hooks.serve: error: toolset: unknown key; did you mean 'toolsets'?",
+        ]
+        (tmp_path / "manifest.json").write_text("{not json")
+        proxy.process.send_signal(signal.SIGHUP)
+        reloaded(proxy, "invalid", 2)
+        (tmp_path / "manifest.json").unlink()
+        proxy.process.send_signal(signal.SIGHUP)
+        reloaded(proxy, "invalid", 3)
+        assert "error: $: cannot read file" in proxy.log()
+        assert echoed(proxy).startswith("current_time: ")
+        assert reloads(proxy) == {"ok": 0, "invalid": 3}
+
+
+def test_an_answer_in_flight_finishes_on_the_manifest_it_started_with(
+    tmp_path: Path, upstream: RecordingServer, rest_server: RecordingServer
+) -> None:
+    """The streamed answer's completion hook (gone from the new manifest, with its toolset)
+    still runs after the reload, once the answer completes."""
+    with running_proxy(manifest(rest_server.url), tmp_path, "--upstream", upstream.url) as proxy:
+        stream = proxy.client().chat.completions.create(
+            model="gated",
+            messages=[USER],
+            stream=True,  # type: ignore[list-item]
+        )
+        chunks = iter(stream)
+        assert next(chunks).choices[0].delta.content == "Hello"
+        rewrite(tmp_path, CLOCK)
+        proxy.process.send_signal(signal.SIGHUP)
+        reloaded(proxy, "ok")
+        proxy.client().chat.completions.create(model="m", messages=[USER])  # type: ignore[list-item]
+        assert "closing toolsets" not in proxy.log()  # the answer in flight still uses them
+        httpx.post(f"{upstream.url}/_release").raise_for_status()
+        rest = "".join(chunk.choices[0].delta.content or "" for chunk in chunks)
+        assert "Hello" + rest == ANSWER
+        (note,) = saved_notes(rest_server)  # the old manifest's on_completion hook
+        assert note["answer"] == ANSWER
+        eventually(lambda: True if "closing toolsets" in proxy.log() else None)
+    first, second = (entry["body"]["messages"] for entry in upstream.received())
+    assert first[1]["tool_calls"][0]["function"]["name"] == "prefs_get_preferences"
+    assert second[1]["tool_calls"][0]["function"]["name"] == "current_time"
+    log = proxy.log()
+    assert "status=200 latency_ms=" in log
+    assert "hooks=prefs:injected" in log
+    assert "hooks=clock:injected" in log
+    assert "closing toolsets of the previous manifest, its last request over: prefs" in log
+
+
+def gone(pid: str) -> bool:
+    """Whether process ``pid`` has exited (a zombie has)."""
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return status.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_an_unchanged_mcp_toolset_keeps_its_server_and_a_changed_one_gets_a_new_one(
+    tmp_path: Path, upstream: RecordingServer
+) -> None:
+    """The changed toolset's old server serves the request in flight to its end, then goes."""
+    kept_log, changed_log = tmp_path / "kept.log", tmp_path / "changed.log"
+    hooks = [hook("whoami", "kept", name="kept"), hook("whoami", "changed", name="changed")]
+
+    def config(version: str) -> dict[str, Any]:
+        changed = flaky_toolset("changed", changed_log, FLAKY_VERSION=version)
+        return {"toolsets": [flaky_toolset("kept", kept_log), changed], "hooks": hooks}
+
+    def pids(entry: dict[str, Any]) -> dict[str, str]:
+        """The process id each hook's pair carried, by toolset."""
+        messages = entry["body"]["messages"]
+        return {
+            call["function"]["name"].split("_")[0]: answer["content"]
+            for message, answer in itertools.pairwise(messages)
+            for call in message.get("tool_calls") or ()
+        }
+
+    with running_proxy(config("1"), tmp_path, "--upstream", upstream.url) as proxy:
+        stream = proxy.client().chat.completions.create(
+            model="gated",
+            messages=[USER],
+            stream=True,  # type: ignore[list-item]
+        )
+        chunks = iter(stream)
+        next(chunks)
+        rewrite(tmp_path, config("2"))
+        proxy.process.send_signal(signal.SIGHUP)
+        reloaded(proxy, "ok")
+        proxy.client().chat.completions.create(model="m", messages=[USER])  # type: ignore[list-item]
+        (old_changed,) = starts(changed_log)[:1]
+        assert not gone(old_changed)  # the answer in flight still holds the old manifest
+        httpx.post(f"{upstream.url}/_release").raise_for_status()
+        list(chunks)
+        eventually(lambda: True if gone(old_changed) else None)
+        assert "toolsets kept=kept new=changed" in proxy.log()
+    before, after = (pids(entry) for entry in upstream.received())
+    assert starts(kept_log) == [before["kept"]]
+    assert after["kept"] == before["kept"]
+    assert starts(changed_log) == [before["changed"], after["changed"]]

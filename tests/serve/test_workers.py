@@ -86,14 +86,14 @@ def chat(proxy: Proxy, conversation: str, **body: object) -> httpx.Response:
     return response
 
 
-def requests_counted(proxy: Proxy) -> float:
+def counted(proxy: Proxy, series: str) -> float:
     text = httpx.get(f"{proxy.url}/metrics", timeout=10).text
-    (line,) = [
-        line
-        for line in text.splitlines()
-        if line.startswith('agent_hooks_requests_total{route="chat",status="200"}')
-    ]
+    (line,) = [line for line in text.splitlines() if line.startswith(f"{series} ")]
     return float(line.split()[-1])
+
+
+def requests_counted(proxy: Proxy) -> float:
+    return counted(proxy, 'agent_hooks_requests_total{route="chat",status="200"}')
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "redis"])
@@ -188,3 +188,5 @@ def test_sighup_to_the_parent_reloads_the_manifest_of_every_worker(tmp_path: Pat
             if text.startswith("current_time: "):
                 reloaded.add(pid)
         assert reloaded == workers(proxy.process.pid)
+        assert counted(proxy, 'agent_hooks_manifest_reloads_total{result="ok"}') == 2
+        assert "exited" not in proxy.log()  # reloaded in place, not restarted

@@ -28,7 +28,13 @@ from agent_hooks.injection._text_form import read_tool_result_text, tool_result_
 from agent_hooks.messages import FunctionCall, Message, Role, ToolCall
 from agent_hooks.state._conversation import collect_pairs
 
-__all__ = ["ARGUMENTS_KEY", "pair_from_text", "text_form_calls", "text_of_pair"]
+__all__ = [
+    "ARGUMENTS_KEY",
+    "pair_from_text",
+    "text_form_arguments",
+    "text_form_calls",
+    "text_of_pair",
+]
 
 ARGUMENTS_KEY = "agent_hooks_text_pair_arguments"
 """Where an adapter keeps the arguments of the text-form pairs of a message, in a field of it
@@ -45,6 +51,17 @@ def pair_from_text(text: str, arguments: str | None = None) -> tuple[Message, Me
     function = FunctionCall(name=name, arguments=arguments or "{}")
     call = Message(role=Role.ASSISTANT, tool_calls=[ToolCall(id=call_id, function=function)])
     return call, Message(role=Role.TOOL, tool_call_id=call_id, content=content)
+
+
+def text_form_arguments(messages: Sequence[Message], text_form: Collection[str]) -> dict[str, str]:
+    """The arguments of each call of ``text_form`` by call id: the text carries none, so the
+    adapter keeps them beside it where the model never sees them (signatures cover them)."""
+    return {
+        call.id: call.function.arguments
+        for message in messages
+        for call in message.tool_calls or ()
+        if call.function is not None and call.id in text_form
+    }
 
 
 def text_of_pair(result: Message, name: str) -> str:

@@ -65,6 +65,7 @@ from agent_hooks.integrations._seam import (
 from agent_hooks.integrations._text_pairs import (
     ARGUMENTS_KEY,
     pair_from_text,
+    text_form_arguments,
     text_form_calls,
     text_of_pair,
 )
@@ -298,12 +299,7 @@ def _rebuilt(
 ) -> list[BaseMessage] | None:
     """The native history of ``messages``; ``None`` when nothing changed. The pairs of
     ``text_form`` join the human message before them as text blocks (:func:`_assembled`)."""
-    arguments = {
-        call.id: call.function.arguments
-        for message in messages
-        for call in message.tool_calls or ()
-        if call.function is not None and call.id in text_form
-    }
+    arguments = text_form_arguments(messages, text_form)
 
     def build(message: Message, names: Mapping[str, str]) -> list[Any]:
         return _native_message(message, names, arguments)

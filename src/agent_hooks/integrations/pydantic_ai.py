@@ -58,6 +58,7 @@ from agent_hooks.integrations._seam import (
 from agent_hooks.integrations._text_pairs import (
     ARGUMENTS_KEY,
     pair_from_text,
+    text_form_arguments,
     text_form_calls,
     text_of_pair,
 )
@@ -226,12 +227,7 @@ def _from_history(
 
     The pairs of ``text_form`` become parts of the request before them (:class:`_Joined`).
     """
-    arguments = {
-        call.id: call.function.arguments
-        for message in messages
-        for call in message.tool_calls or ()
-        if call.function is not None and call.id in text_form
-    }
+    arguments = text_form_arguments(messages, text_form)
 
     def build(message: Message, names: Mapping[str, str]) -> list[_Unit]:
         return _native_message(message, names, arguments)

@@ -53,7 +53,9 @@ class _OpenAIModel(BaseModel):
     @classmethod
     def _remember_sent_order(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         model = handler(data)
-        if isinstance(data, Mapping):
+        # ``type() is dict`` first: the ABC check alone was a third of the recorder's cost on a
+        # long history (a call per message, tool call and function)
+        if type(data) is dict or isinstance(data, Mapping):
             model.__dict__[_SENT_ORDER] = tuple(data)
         return model
 

@@ -94,6 +94,19 @@ def eventually(probe: Callable[[], _T | None], seconds: float = 20.0) -> _T:
     raise TimeoutError(f"nothing after {seconds}s")
 
 
+def held_stream(proxy: Proxy) -> Iterator[Any]:
+    """A streamed chat answer from the ``gated`` upstream model, its first chunk (``Hello``)
+    read: the upstream holds the rest until ``POST {upstream}/_release``."""
+    stream = proxy.client().chat.completions.create(
+        model="gated",
+        messages=[USER],
+        stream=True,  # type: ignore[list-item]
+    )
+    chunks = iter(stream)
+    assert next(chunks).choices[0].delta.content == "Hello"
+    return chunks
+
+
 def tool_hits(rest_server: RecordingServer) -> int:
     return sum(1 for entry in rest_server.received() if entry["raw_path"] == "/preferences")
 
@@ -224,14 +237,7 @@ def test_streamed_chunks_reach_the_client_as_the_upstream_sends_them(
     proxy: Proxy, upstream: RecordingServer
 ) -> None:
     """The upstream holds back its second chunk until the client has seen the first."""
-    stream = proxy.client().chat.completions.create(
-        model="gated",
-        messages=[USER],
-        stream=True,  # type: ignore[list-item]
-    )
-    chunks = iter(stream)
-    first = next(chunks)
-    assert first.choices[0].delta.content == "Hello"
+    chunks = held_stream(proxy)
     httpx.post(f"{upstream.url}/_release").raise_for_status()
     rest = "".join(chunk.choices[0].delta.content or "" for chunk in chunks)
     assert "Hello" + rest == ANSWER
@@ -416,13 +422,7 @@ def test_two_proxies_sharing_one_redis_agree_on_the_conversation(
 def test_sigterm_during_a_streamed_answer_lets_it_and_its_hooks_finish(
     proxy: Proxy, upstream: RecordingServer, rest_server: RecordingServer
 ) -> None:
-    stream = proxy.client().chat.completions.create(
-        model="gated",
-        messages=[USER],
-        stream=True,  # type: ignore[list-item]
-    )
-    chunks = iter(stream)
-    assert next(chunks).choices[0].delta.content == "Hello"
+    chunks = held_stream(proxy)
     proxy.process.send_signal(signal.SIGTERM)
     httpx.post(f"{upstream.url}/_release").raise_for_status()
     rest = "".join(chunk.choices[0].delta.content or "" for chunk in chunks)

@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests._support.flaky import flaky_toolset, starts
 from tests._support.manifests import hook
 from tests.serve._proxy import Proxy, running_proxy
-from tests.serve.test_proxy import USER, eventually, manifest, saved_notes
+from tests.serve.test_proxy import USER, eventually, held_stream, manifest, saved_notes
 from tests.serve.upstream_server import ANSWER
 from tests.servers.fixtures import RecordingServer
 
@@ -95,13 +95,7 @@ def test_an_answer_in_flight_finishes_on_the_manifest_it_started_with(
     """The streamed answer's completion hook (gone from the new manifest, with its toolset)
     still runs after the reload, once the answer completes."""
     with running_proxy(manifest(rest_server.url), tmp_path, "--upstream", upstream.url) as proxy:
-        stream = proxy.client().chat.completions.create(
-            model="gated",
-            messages=[USER],
-            stream=True,  # type: ignore[list-item]
-        )
-        chunks = iter(stream)
-        assert next(chunks).choices[0].delta.content == "Hello"
+        chunks = held_stream(proxy)
         rewrite(tmp_path, CLOCK)
         proxy.process.send_signal(signal.SIGHUP)
         reloaded(proxy, "ok")
@@ -153,13 +147,7 @@ def test_an_unchanged_mcp_toolset_keeps_its_server_and_a_changed_one_gets_a_new_
         }
 
     with running_proxy(config("1"), tmp_path, "--upstream", upstream.url) as proxy:
-        stream = proxy.client().chat.completions.create(
-            model="gated",
-            messages=[USER],
-            stream=True,  # type: ignore[list-item]
-        )
-        chunks = iter(stream)
-        next(chunks)
+        chunks = held_stream(proxy)
         rewrite(tmp_path, config("2"))
         proxy.process.send_signal(signal.SIGHUP)
         reloaded(proxy, "ok")

@@ -106,6 +106,7 @@ def test_a_request_beyond_the_bodies_in_flight_is_503_in_its_dialect_until_room_
         refused = post(proxy, route, second)
         assert refused.status_code == 503
         assert error_shape(route, refused) == shape
+        assert refused.headers["retry-after"] == "1"  # the SDKs retry after what it says
         httpx.post(f"{upstream.url}/_release").raise_for_status()
         list(lines)
     assert eventually_ok(proxy, route, second).status_code == 200

@@ -8,6 +8,9 @@ a dialect.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 __all__ = [
     "BadRequest",
     "Overloaded",
@@ -27,6 +30,8 @@ class ProxyError(Exception):
     status = 500
     type_ = "api_error"
     code: str | None = None
+    headers: Mapping[str, str] = MappingProxyType({})
+    """Sent with the answer (``Retry-After`` on a 503 the client may simply retry)."""
 
     def __init__(self, message: str, *, code: str | None = None, status: int | None = None) -> None:
         super().__init__(message)
@@ -58,6 +63,9 @@ class Overloaded(ProxyError):
     status = 503
     type_ = "server_error"
     code = "overloaded"
+    # the SDKs (openai, anthropic) retry a 503 and wait what Retry-After says; a second is
+    # about what a large body takes to go through
+    headers = MappingProxyType({"Retry-After": "1"})
 
 
 class Unauthenticated(ProxyError):

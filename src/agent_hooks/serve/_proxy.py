@@ -83,7 +83,9 @@ class HookFailed(ProxyError):
 
 def error_response(error: ProxyError, dialect: Dialect = CHAT) -> JSONResponse:
     """``error`` in the dialect's shape, so every client raises its matching exception."""
-    return JSONResponse(error_body(error, dialect), status_code=error.status)
+    return JSONResponse(
+        error_body(error, dialect), status_code=error.status, headers=dict(error.headers) or None
+    )
 
 
 def error_body(error: ProxyError, dialect: Dialect) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import json
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -110,8 +111,8 @@ class Oracle:
         if match is None or match[4] is None or call is None or not isinstance(content, str):
             return False
         function = call.get("function") or {}
-        try:
-            arguments = json.loads(function.get("arguments", "{}"))
+        try:  # SPEC 16: arguments that repeat a key, at any depth, verify nothing
+            arguments = json.loads(function.get("arguments", "{}"), object_pairs_hook=_unique)
         except ValueError:
             return False
         if not isinstance(arguments, dict):
@@ -148,7 +149,14 @@ class Oracle:
             for i in [m.get("tool_call_id"), *[c.get("id") for c in m.get("tool_calls") or []]]
             if isinstance(i, str) and ID.fullmatch(i)
         }
-        rejected = synthetic - verified
+        calls = Counter(
+            call.get("id")
+            for message in history
+            if message["role"] == "assistant"
+            for call in message.get("tool_calls") or []
+        )
+        reused = {call_id for call_id, count in calls.items() if count > 1}  # SPEC 16
+        rejected = (synthetic - verified) | (synthetic & reused)
         kept = []
         for message in history:
             if message["role"] == "tool" and message.get("tool_call_id") in rejected:
@@ -315,3 +323,11 @@ def test_runner_and_transformer_chain_both_give_the_oracles_history(
     assert normalised(run.messages) == expected
     if not any("request" in json.dumps(h) for h in hooks):  # transformers get no request
         assert normalised(asyncio.run(sequential(chain_app, history))) == expected
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different, else ``ValueError``."""
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a repeated key")
+    return dict(pairs)

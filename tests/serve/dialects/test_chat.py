@@ -14,6 +14,7 @@ from agent_hooks.serve._errors import BadRequest
 from agent_hooks.state._conversation import without_client_pairs as remove_client_pairs
 from agent_hooks.testing import run_manifest
 from tests._support import pair
+from tests.serve.dialects.test_anthropic import MANIFEST
 
 BODY = {
     "model": "gpt-x",
@@ -86,18 +87,7 @@ async def test_unread_messages_stay_in_place_untouched_around_the_hooks_pairs() 
     messages = [SYSTEM, UNREAD[0], USER, *UNREAD[1:], ASSISTANT, UNREAD[0]]
     raw = json.dumps({**BODY, "messages": messages}).encode()
     parsed = CHAT.parse(raw)
-    manifest = {
-        "hooks": [
-            {"kind": "tool_call", "event": "on_request_start", "tool_name": "clock"},
-            {
-                "kind": "tool_call",
-                "event": "on_request_start",
-                "tool_name": "news",
-                "frequency": "always",
-            },
-        ]
-    }
-    run = await run_manifest(manifest, parsed.history, tools={"clock": "12:00", "news": "none"})
+    run = await run_manifest(MANIFEST, parsed.history, tools={"clock": "12:00", "news": "none"})
     history = [m.to_openai() for m in run.messages]
     sent = json.loads(parsed.render(history, RenderContext()))["messages"]
     clock, news = history[2:4], history[-2:]

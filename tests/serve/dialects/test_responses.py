@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from agent_hooks.serve._dialects import RESPONSES, InvalidRequest, RenderContext
 from agent_hooks.testing import run_manifest
 from tests._support import pair
+from tests.serve.dialects.test_anthropic import MANIFEST
 
 USER_ITEM = {"role": "user", "content": [{"type": "input_text", "text": "What now?"}]}
 REASONING = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "x=="}
@@ -129,18 +130,7 @@ async def test_roles_items_and_fields_it_does_not_know_stay_in_place_untouched()
     raw = body(items)
     parsed = RESPONSES.parse(raw)
     assert [entry.item for entry in parsed.entries] == [1, 5]
-    manifest = {
-        "hooks": [
-            {"kind": "tool_call", "event": "on_request_start", "tool_name": "clock"},
-            {
-                "kind": "tool_call",
-                "event": "on_request_start",
-                "tool_name": "news",
-                "frequency": "always",
-            },
-        ]
-    }
-    run = await run_manifest(manifest, parsed.history, tools={"clock": "12:00", "news": "none"})
+    run = await run_manifest(MANIFEST, parsed.history, tools={"clock": "12:00", "news": "none"})
     sent = forwarded(raw, [message.to_openai() for message in run.messages])["input"]
     clock, news = sent[2:4], sent[-2:]
     assert [item["name"] for item in (clock[0], news[0])] == ["clock", "news"]

@@ -170,3 +170,50 @@ def test_a_disk_that_refuses_writes_never_kills_the_process(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     assert "failures 50" in done.stdout
     assert "ERROR:agent_hooks.state" in done.stderr
+
+
+async def test_a_load_while_another_process_writes_waits_its_turn_off_the_event_loop(
+    tmp_path: Path,
+) -> None:
+    """Loads are read on the event loop only when nothing can make them wait: a file another
+    process holds locked sends the read to the store's thread, which waits for the lock, while
+    the loop serves everything else."""
+    path = tmp_path / "state.db"
+    store = open_store(f"sqlite:///{path}")
+    await store.save("c1", PAIRS, tenant="t")
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                f"""
+                import sqlite3, sys, time
+                db = sqlite3.connect({str(path)!r}, isolation_level=None)
+                db.execute("BEGIN EXCLUSIVE")
+                print("locked", flush=True)
+                time.sleep(0.5)
+                db.execute("COMMIT")
+                """
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert writer.stdout is not None
+    assert writer.stdout.readline() == "locked\n"
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.sleep(0.01)
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(tick)
+        loaded = await store.load("c1", tenant="t")
+        tasks.cancel_scope.cancel()
+    writer.communicate()
+    await store.aclose()
+    assert loaded == PAIRS  # waited for the lock instead of failing at once
+    assert ticks >= 10  # the loop went on meanwhile (0.5 s of 10 ms ticks: about 40)

@@ -170,12 +170,27 @@ def test_a_removed_hook_stops_its_stored_content_at_once(
     app = manifest(rest_server.url)
     with running_proxy(app, tmp_path, "--upstream", upstream.url) as proxy:
         chat(proxy, [USER], **{"x-session-id": "s"})
-    app["hooks"] = app["hooks"][1:]  # the request-start hook is gone; the store is the same
+    # The TTL hook is gone, another takes its place; the store is the same.
+    app["hooks"] = [*app["hooks"][1:], ALWAYS]
     with running_proxy(app, tmp_path, "--upstream", upstream.url) as proxy:
         chat(proxy, [USER, {"role": "assistant", "content": "x"}, USER], **{"x-session-id": "s"})
         log = proxy.log()
-    assert pair_names(forwarded(upstream)[-1]) == []
+    assert pair_names(forwarded(upstream)[-1]) == ["prefs_get_preferences"]  # the new hook's
     assert "stored pairs dropped: 0 whose client message changed, 1 of no current hook" in log
+
+
+def test_without_request_start_hooks_stored_content_is_not_forwarded(
+    tmp_path: Path, upstream: RecordingServer, rest_server: RecordingServer
+) -> None:
+    """No hook left to own a stored pair: the proxy does not even read the store."""
+    app = manifest(rest_server.url)
+    with running_proxy(app, tmp_path, "--upstream", upstream.url) as proxy:
+        chat(proxy, [USER], **{"x-session-id": "s"})
+    app["hooks"] = app["hooks"][1:]
+    with running_proxy(app, tmp_path, "--upstream", upstream.url) as proxy:
+        chat(proxy, [USER, {"role": "assistant", "content": "x"}, USER], **{"x-session-id": "s"})
+    assert pair_names(forwarded(upstream)[-2]) == ["prefs_get_preferences"]
+    assert pair_names(forwarded(upstream)[-1]) == []
 
 
 def test_count_tokens_is_forwarded_with_the_stored_pairs_and_runs_no_hook(

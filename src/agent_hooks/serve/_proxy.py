@@ -164,7 +164,9 @@ class HooksProxy:
         if tenant is not None:
             owned = await self._conversation(request.headers, parsed, tenant)
         context = _hook_context(parsed, owned)
-        stored = await self._store.load_entries(owned.key, tenant=tenant) if owned else []
+        stored: list[StoredPair] = []
+        if owned is not None and generation.hook_prefixes:  # no hook: no pair to re-apply
+            stored = await self._store.load_entries(owned.key, tenant=tenant)
         reapplied = reapply(
             messages,
             stored,

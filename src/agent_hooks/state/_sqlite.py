@@ -21,11 +21,12 @@ Failure modes it is built around (SPEC 12.1: a bad state file costs the state, n
   caller gave up before it started never runs. (anyio's worker threads, with a capacity limiter
   and a cancel scope per call, cost the proxy a tenth of its CPU per request.)
 - *A load is read on the event loop when nothing can make it wait*: the connection is open, the
-  worker thread is not using it, and SQLite would answer at once (no busy wait: a file another
-  process is writing answers ``SQLITE_BUSY`` and the read goes to the thread, which waits its
-  turn). A conversation's row is one indexed lookup in pages the OS has cached, about 10 µs;
-  handing it to the thread and back cost the proxy 0.3-0.4 ms of CPU per request at 32 clients
-  (the two threads trading the GIL), a third of a request's CPU (``bench/bench_serve.py``).
+  worker thread is not using it, and SQLite would answer at once (the connection does not wait
+  on locks: a file another process is writing answers ``SQLITE_BUSY`` and the read goes to the
+  thread, whose statements wait up to the busy timeout). A conversation's row is one indexed
+  lookup in pages the OS has cached, about 10 µs; handing it to the thread and back cost the
+  proxy 0.3-0.4 ms of CPU per request at 32 clients (the two threads trading the GIL), a third
+  of a request's CPU (``bench/bench_serve.py``).
 
 Expired conversations are never returned (``load`` filters on expiry); deleting them happens in
 the background after a save, at most hourly, in batches of :data:`_PURGE_BATCH` rows queued
@@ -143,7 +144,7 @@ class SqliteStore(ConversationStore):
             if db is None or self._identity != _file_identity(self.path):
                 return _NOT_NOW  # (re)connecting may wait: the thread does it
             try:
-                return self._checked(partial(_without_waiting, select), db)
+                return self._checked(select, db)
             except StateError as exc:
                 if _busy(exc.__cause__):
                     return _NOT_NOW
@@ -240,7 +241,7 @@ class SqliteStore(ConversationStore):
                     db = self._connection_for_path()
                 except (sqlite3.Error, OSError) as exc:
                     raise StateError(f"{exc}") from exc
-                return self._checked(statement, db)
+                return self._checked(partial(_waiting, statement), db)
 
         if self._thread is None:
             self._thread = concurrent.futures.ThreadPoolExecutor(
@@ -291,6 +292,7 @@ class SqliteStore(ConversationStore):
         try:
             db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             _set_up(db)
+            db.execute("PRAGMA busy_timeout = 0")  # statements that may wait say so: _waiting
         except BaseException:
             db.close()
             raise
@@ -302,13 +304,14 @@ def _damaged(exc: sqlite3.DatabaseError) -> bool:
     return exc.sqlite_errorcode in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
-def _without_waiting(statement: Callable[[sqlite3.Connection], _T], db: sqlite3.Connection) -> _T:
-    """``statement`` with no busy wait: ``SQLITE_BUSY`` at once when the file is locked."""
-    db.execute("PRAGMA busy_timeout = 0")
+def _waiting(statement: Callable[[sqlite3.Connection], _T], db: sqlite3.Connection) -> _T:
+    """``statement`` waiting up to the busy timeout for a lock another process holds (the
+    connection's own setting is not to wait, for the reads on the event loop)."""
+    db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
     try:
         return statement(db)
     finally:
-        db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        db.execute("PRAGMA busy_timeout = 0")
 
 
 def _busy(exc: BaseException | None) -> bool:

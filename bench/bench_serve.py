@@ -1170,7 +1170,7 @@ def _print(
     print_ratios(
         [
             Ratio(f"{CLIENTS} clients, no hooks", many.rps, "the upstream direct", direct.rps,
-                  ">=0.06", rps),
+                  ">=0.1", rps),
             Ratio(f"{CLIENTS} clients, no hooks", many.rps, "the proxy at 1 client", one.rps,
                   ">=1.5", rps),
             Ratio(f"{CLIENTS} clients, 2 TTL-fresh hooks", fresh.rps,

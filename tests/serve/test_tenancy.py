@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 from starlette.datastructures import Headers
 
-from agent_hooks.serve._tenancy import MissingTenant, RepeatedTenant, tenant_of
+from agent_hooks.serve._tenancy import (
+    MissingTenant,
+    RepeatedCredential,
+    RepeatedTenant,
+    tenant_of,
+)
 
 
 def test_the_tenant_is_the_first_credential_the_client_sent() -> None:
@@ -39,3 +44,20 @@ def test_a_tenant_header_sent_twice_is_refused_whatever_the_copies_hold(second: 
         tenant_of(headers, tenant_header="x-user")
     assert caught.value.status == 400
     assert "alice" not in str(caught.value)
+
+
+@pytest.mark.parametrize("name", [b"authorization", b"api-key", b"x-api-key"])
+def test_a_credential_sent_twice_is_refused_when_it_names_the_tenant(name: bytes) -> None:
+    """Which copy counted would decide whose stored pairs the request reads."""
+    headers = Headers(raw=[(name, b"Bearer mine"), (b"x-conversation-id", b"c"), (name, b"yours")])
+    with pytest.raises(RepeatedCredential, match=f"2 {name.decode()} headers") as caught:
+        tenant_of(headers, tenant_header=None)
+    assert caught.value.status == 400
+    assert "mine" not in str(caught.value)
+    assert "yours" not in str(caught.value)
+    # one copy each of two credential headers is not a repeat: the first in order names it
+    one_each = Headers(raw=[(b"x-api-key", b"b"), (b"authorization", b"Bearer a")])
+    assert tenant_of(one_each, tenant_header=None) == "Bearer a"
+    # behind --tenant-header the credential names nobody: it is not looked at
+    gateway = Headers(raw=[(name, b"k1"), (name, b"k2"), (b"x-user", b"alice")])
+    assert tenant_of(gateway, tenant_header="x-user") == "alice"

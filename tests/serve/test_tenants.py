@@ -180,3 +180,32 @@ def test_a_tenant_header_sent_twice_is_a_400_on_every_route(
         assert listed.json()["error"]["code"] == "repeated_tenant_header"
     assert upstream.received() == []
     assert rest_server.received() == []
+
+
+def test_a_credential_sent_twice_is_a_400_on_every_route_without_a_tenant_header(
+    tmp_path: Path, upstream: RecordingServer, rest_server: RecordingServer
+) -> None:
+    """The credential names the tenant (and with --forward-auth is what the upstream gets):
+    two copies are refused in each dialect's error shape, and nothing is forwarded."""
+    options = ("--upstream", upstream.url, "--forward-auth")
+    bodies = {
+        "/v1/chat/completions": {"model": "m", "messages": [USER]},
+        "/v1/responses": {"model": "m", "input": "hi"},
+        "/v1/messages": {"model": "m", "max_tokens": 8, "messages": [USER]},
+        "/v1/messages/count_tokens": {"model": "m", "messages": [USER]},
+    }
+    with running_proxy(manifest(rest_server.url), tmp_path, *options) as proxy:
+        for path, body in bodies.items():
+            anthropic = path.startswith("/v1/messages")
+            name = "x-api-key" if anthropic else "authorization"
+            headers = [(name, "sk-victim-key-00"), (name, "sk-mine-00")]
+            if anthropic:
+                headers.append(("anthropic-version", "2023-06-01"))
+            response = httpx.post(proxy.url + path, json=body, headers=headers, timeout=20)
+            assert response.status_code == 400, (path, response.text)
+            error = response.json()["error"]
+            assert error["type"] == "invalid_request_error"  # both dialects' error shapes
+            assert "2 " + name + " headers" in error["message"]
+            assert "sk-" not in response.text
+    assert upstream.received() == []
+    assert rest_server.received() == []

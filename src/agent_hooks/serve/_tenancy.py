@@ -12,10 +12,17 @@ from starlette.datastructures import Headers
 
 from agent_hooks.serve._errors import BadRequest, Unauthenticated
 
-__all__ = ["CREDENTIAL_HEADERS", "MissingTenant", "RepeatedTenant", "tenant_of"]
+__all__ = [
+    "CREDENTIAL_HEADERS",
+    "MissingTenant",
+    "RepeatedCredential",
+    "RepeatedTenant",
+    "tenant_of",
+]
 
 CREDENTIAL_HEADERS = ("authorization", "api-key", "x-api-key")
 """The client credentials that name a tenant, in the order they are looked for."""
+_CREDENTIAL_KEYS = frozenset(name.encode() for name in CREDENTIAL_HEADERS)
 
 
 class MissingTenant(Unauthenticated):
@@ -43,6 +50,17 @@ class RepeatedTenant(BadRequest):
         )
 
 
+class RepeatedCredential(BadRequest):
+    """Without ``--tenant-header`` the credential names the tenant, and the request carries one
+    credential header more than once: a 400 (which copy counts would decide whose state it is,
+    and a header of one value sent twice is malformed anyway)."""
+
+    code = "repeated_credential_header"
+
+    def __init__(self, header: str, count: int) -> None:
+        super().__init__(f"the request has {count} {header} headers; send exactly one")
+
+
 def tenant_of(headers: Headers, *, tenant_header: str | None) -> str | None:
     """The tenant: the ``tenant_header`` value when that is configured, else the client's
     credential, else ``None`` (nobody: such a request has no stored state).
@@ -52,6 +70,7 @@ def tenant_of(headers: Headers, *, tenant_header: str | None) -> str | None:
     Raises:
         MissingTenant: ``tenant_header`` is configured and absent or empty.
         RepeatedTenant: ``tenant_header`` is configured and sent more than once.
+        RepeatedCredential: no ``tenant_header``, and a credential header sent more than once.
     """
     if tenant_header is not None:
         values = headers.getlist(tenant_header)
@@ -61,8 +80,20 @@ def tenant_of(headers: Headers, *, tenant_header: str | None) -> str | None:
         if not value:
             raise MissingTenant(tenant_header)
         return value
+    _refuse_repeated_credentials(headers)
     for name in CREDENTIAL_HEADERS:
         value = headers.get(name, "").strip()
         if value:
             return value
     return None
+
+
+def _refuse_repeated_credentials(headers: Headers) -> None:
+    """One pass over the raw headers (names arrive lowercased): a request carries a handful."""
+    seen: set[bytes] = set()
+    for name, _ in headers.raw:
+        if name in _CREDENTIAL_KEYS:
+            if name in seen:
+                key = name.decode()
+                raise RepeatedCredential(key, len(headers.getlist(key)))
+            seen.add(name)

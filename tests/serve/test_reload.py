@@ -126,29 +126,36 @@ def gone(pid: str) -> bool:
     return status.rsplit(")", 1)[1].split()[0] == "Z"
 
 
+TWO_SERVERS_HOOKS = [hook("whoami", "kept", name="kept"), hook("whoami", "changed", name="changed")]
+
+
+def two_servers(workdir: Path, version: str) -> dict[str, Any]:
+    """Two MCP toolsets on the flaky test server, each with a hook asking its process id:
+    ``kept`` and ``changed``, whose declaration differs by ``version``. Each server start is a
+    line in ``workdir/kept.log`` or ``workdir/changed.log``."""
+    changed = flaky_toolset("changed", workdir / "changed.log", FLAKY_VERSION=version)
+    kept = flaky_toolset("kept", workdir / "kept.log")
+    return {"toolsets": [kept, changed], "hooks": TWO_SERVERS_HOOKS}
+
+
+def server_pids(entry: dict[str, Any]) -> dict[str, str]:
+    """The process id each hook's pair carried in a forwarded request, by toolset."""
+    messages = entry["body"]["messages"]
+    return {
+        call["function"]["name"].split("_")[0]: answer["content"]
+        for message, answer in itertools.pairwise(messages)
+        for call in message.get("tool_calls") or ()
+    }
+
+
 def test_an_unchanged_mcp_toolset_keeps_its_server_and_a_changed_one_gets_a_new_one(
     tmp_path: Path, upstream: RecordingServer
 ) -> None:
     """The changed toolset's old server serves the request in flight to its end, then goes."""
     kept_log, changed_log = tmp_path / "kept.log", tmp_path / "changed.log"
-    hooks = [hook("whoami", "kept", name="kept"), hook("whoami", "changed", name="changed")]
-
-    def config(version: str) -> dict[str, Any]:
-        changed = flaky_toolset("changed", changed_log, FLAKY_VERSION=version)
-        return {"toolsets": [flaky_toolset("kept", kept_log), changed], "hooks": hooks}
-
-    def pids(entry: dict[str, Any]) -> dict[str, str]:
-        """The process id each hook's pair carried, by toolset."""
-        messages = entry["body"]["messages"]
-        return {
-            call["function"]["name"].split("_")[0]: answer["content"]
-            for message, answer in itertools.pairwise(messages)
-            for call in message.get("tool_calls") or ()
-        }
-
-    with running_proxy(config("1"), tmp_path, "--upstream", upstream.url) as proxy:
+    with running_proxy(two_servers(tmp_path, "1"), tmp_path, "--upstream", upstream.url) as proxy:
         chunks = held_stream(proxy)
-        rewrite(tmp_path, config("2"))
+        rewrite(tmp_path, two_servers(tmp_path, "2"))
         proxy.process.send_signal(signal.SIGHUP)
         reloaded(proxy, "ok")
         proxy.client().chat.completions.create(model="m", messages=[USER])  # type: ignore[list-item]
@@ -158,7 +165,7 @@ def test_an_unchanged_mcp_toolset_keeps_its_server_and_a_changed_one_gets_a_new_
         list(chunks)
         eventually(lambda: True if gone(old_changed) else None)
         assert "toolsets kept=kept new=changed" in proxy.log()
-    before, after = (pids(entry) for entry in upstream.received())
+    before, after = (server_pids(entry) for entry in upstream.received())
     assert starts(kept_log) == [before["kept"]]
     assert after["kept"] == before["kept"]
     assert starts(changed_log) == [before["changed"], after["changed"]]

@@ -169,3 +169,34 @@ def test_an_unchanged_mcp_toolset_keeps_its_server_and_a_changed_one_gets_a_new_
     assert starts(kept_log) == [before["kept"]]
     assert after["kept"] == before["kept"]
     assert starts(changed_log) == [before["changed"], after["changed"]]
+
+
+def test_an_unchanged_mcp_toolset_keeps_its_server_through_reloads_in_a_row(
+    tmp_path: Path, upstream: RecordingServer
+) -> None:
+    """Three reloads, one request after each: the same file, one that changes the other
+    toolset, the same file again. The kept toolset's one server answers every request; the
+    other one gets a server per declaration."""
+    kept_log, changed_log = tmp_path / "kept.log", tmp_path / "changed.log"
+    versions = ["1", "2", "2"]
+    with running_proxy(two_servers(tmp_path, "1"), tmp_path, "--upstream", upstream.url) as proxy:
+        client = proxy.client()
+        client.chat.completions.create(model="m", messages=[USER])  # type: ignore[list-item]
+        for count, version in enumerate(versions, start=1):
+            rewrite(tmp_path, two_servers(tmp_path, version))
+            proxy.process.send_signal(signal.SIGHUP)
+            reloaded(proxy, "ok", count)
+            client.chat.completions.create(model="m", messages=[USER])  # type: ignore[list-item]
+        log = proxy.log()
+    answered = [server_pids(entry) for entry in upstream.received()]
+    (kept,) = starts(kept_log)
+    assert [pids["kept"] for pids in answered] == [kept] * 4
+    changed = [pids["changed"] for pids in answered]
+    assert changed == [changed[0], changed[0], changed[2], changed[2]]
+    assert starts(changed_log) == [changed[0], changed[2]]
+    kept_lines = [line.split("toolsets ", 1)[1] for line in log.splitlines() if "reloaded" in line]
+    assert kept_lines == [
+        "kept=kept,changed new=-",
+        "kept=kept new=changed",
+        "kept=kept,changed new=-",
+    ]

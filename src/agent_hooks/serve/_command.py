@@ -278,7 +278,7 @@ def _serve(args: argparse.Namespace, worker: Worker | None = None) -> int:
         upstream = _base_url("--upstream", args.upstream)
         anthropic_upstream = _base_url("--anthropic-upstream", args.anthropic_upstream)
     except ValueError as exc:
-        return _startup_failed(str(exc))
+        return startup_failed(str(exc), worker)
     hooks = FeatureSettings().enable_preview_features
     metrics = Metrics(summed_from=worker.metrics_dir if worker else None)
     # configuration errors surface now (exit 2), bad hooks too, whatever the preview gate says
@@ -286,7 +286,7 @@ def _serve(args: argparse.Namespace, worker: Worker | None = None) -> int:
     try:
         store = open_store(args.state, on_error=metrics.state_error)
     except (ValueError, OSError) as exc:
-        return _startup_failed(str(exc))
+        return startup_failed(str(exc), worker)
     settings = ServeSettings(
         generations=reloader.generations,
         store=store,
@@ -309,7 +309,7 @@ def _serve(args: argparse.Namespace, worker: Worker | None = None) -> int:
             listening = _listen(args.host, args.port)
         except OSError as exc:
             asyncio.run(store.aclose())
-            return _startup_failed(exc.strerror or str(exc))
+            return startup_failed(exc.strerror or str(exc))
         _log_start(listening, settings, args.workers)
         if args.workers > 1:
             # Checked here as one process would; each worker builds its own store, sessions and
@@ -445,9 +445,13 @@ def _host_of(url: str) -> str:
     return netloc if parts.port is None else f"{netloc}:{parts.port}"
 
 
-def _startup_failed(reason: str) -> int:
-    """What the server could not start with, as one line; exit status 1 (SPEC 12.1)."""
-    print(f"error: {scrub(reason)}", file=sys.stderr)
+def startup_failed(reason: str, worker: Worker | None = None) -> int:
+    """What the server could not start with, as one line; exit status 1 (SPEC 12.1). A worker
+    tells its parent instead, which writes the first such line of its workers."""
+    if worker is not None:
+        worker.failed(reason)
+    else:
+        print(f"error: {scrub(reason)}", file=sys.stderr)
     return 1
 
 

@@ -26,6 +26,7 @@ AGENT_HOOKS = Path(sys.executable).with_name("agent-hooks")
 SERVE_MANIFEST = REPO / "examples" / "serve" / "manifest.json"
 TIME_APP = REPO / "examples" / "time-app"
 STARTUP_SECONDS = 60.0
+PYTHON_M_SERVE = (sys.executable, "-m", "agent_hooks.serve")
 
 
 @pytest.fixture
@@ -132,12 +133,18 @@ def serve_once(*args: str, env: dict[str, str] | None = None) -> subprocess.Comp
     )
 
 
-@pytest.mark.parametrize("workers", ["1", "2"])
-def test_a_busy_port_exits_1_naming_the_address(tmp_path: Path, workers: str) -> None:
+@contextmanager
+def busy_port() -> Iterator[int]:
+    """A port another socket listens on until the block ends: serve cannot start on it."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        port = taken.getsockname()[1]
+        yield taken.getsockname()[1]
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_busy_port_exits_1_naming_the_address(tmp_path: Path, workers: str) -> None:
+    with busy_port() as port:
         state = f"sqlite:///{tmp_path}/state.db"
         done = serve_once("--port", str(port), "--state", state, "--workers", workers)
     assert done.returncode == 1
@@ -219,11 +226,8 @@ def test_a_serve_run_puts_back_the_log_filters_and_collector_settings_it_changed
     logging.getLogger().addHandler(handler)
     try:
         before = (_logging_state(), gc.get_threshold(), gc.get_freeze_count())
-        with socket.socket() as taken:
-            taken.bind(("127.0.0.1", 0))
-            taken.listen()
-            port = str(taken.getsockname()[1])
-            state = f"sqlite:///{tmp_path}/state.db"
+        with busy_port() as taken:
+            port, state = str(taken), f"sqlite:///{tmp_path}/state.db"
             for _ in range(3):
                 assert main(["serve", str(SERVE_MANIFEST), "--port", port, "--state", state]) == 1
         assert (_logging_state(), gc.get_threshold(), gc.get_freeze_count()) == before
@@ -271,6 +275,49 @@ def test_workers_must_be_a_positive_integer(workers: str) -> None:
     assert done.returncode == 2
     assert "argument --workers" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("entry", ["agent-hooks", "python -m agent_hooks.serve"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        ("--max-inflight-bytes", "1000"),
+        ("--max-inflight-bytes", "999", "--max-body-bytes", "1000"),
+        ("--max-body-bytes", "1001", "--max-inflight-bytes", "1000"),
+    ],
+    ids=["below-the-default-body", "given-first", "given-last"],
+)
+def test_max_inflight_bytes_below_max_body_bytes_is_a_usage_error(
+    entry: str, options: tuple[str, ...]
+) -> None:
+    """A body of an allowed size could never be admitted (it alone passes the in-flight bound):
+    refused before anything starts (the port is busy, which would be exit 1), whatever the
+    order of the options, in both ways of starting serve."""
+    command = [str(AGENT_HOOKS), "serve"] if entry == "agent-hooks" else [*PYTHON_M_SERVE]
+    with busy_port() as port:
+        done = subprocess.run(
+            [*command, str(SERVE_MANIFEST), "--port", str(port), *options],
+            capture_output=True,
+            text=True,
+            timeout=STARTUP_SECONDS,
+            check=False,
+        )
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("usage: ")
+    (error,) = [line for line in lines if ": error: " in line]
+    assert "--max-inflight-bytes" in error
+    assert "--max-body-bytes" in error
+    assert "Traceback" not in done.stderr
+
+
+def test_max_inflight_bytes_equal_to_max_body_bytes_starts(tmp_path: Path) -> None:
+    """One body of the largest allowed size fits: serve goes on to bind (a busy port, here)."""
+    limits = ("--max-inflight-bytes", "1000", "--max-body-bytes", "1000")
+    with busy_port() as port:
+        done = serve_once("--port", str(port), "--state", f"sqlite:///{tmp_path}/s.db", *limits)
+    assert done.returncode == 1
+    assert "already in use" in done.stderr
 
 
 async def test_with_workers_the_start_lines_are_logged_once_and_each_worker_line_names_its_pid(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,9 @@ ROUTES: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {
 
 @pytest.fixture
 def proxy(tmp_path: Path, upstream: RecordingServer) -> Iterator[Proxy]:
-    options = ("--upstream", upstream.url, "--max-inflight-bytes", str(LIMIT))
-    with running_proxy({"hooks": []}, tmp_path, *options) as running:
+    """A proxy whose bound holds one body of the largest size allowed (serve refuses less)."""
+    limits = ("--max-inflight-bytes", str(LIMIT), "--max-body-bytes", str(LIMIT))
+    with running_proxy({"hooks": []}, tmp_path, "--upstream", upstream.url, *limits) as running:
         yield running
 
 
@@ -69,6 +71,25 @@ def error_shape(route: str, response: httpx.Response) -> Any:
     return body["error"]["type"], body["error"]["code"]
 
 
+@contextmanager
+def held_in_flight(proxy: Proxy, upstream: RecordingServer, route: str) -> Iterator[None]:
+    """A streamed request of :data:`HELD_BYTES` on ``route``, its answer held by the upstream
+    until the block ends (then released and read to its end)."""
+    path, fields, headers = ROUTES[route]
+    with httpx.stream(
+        "POST",
+        f"{proxy.url}{path}",
+        content=sized(fields, HELD_BYTES, model="gated", stream=True),
+        headers={"content-type": "application/json", **headers},
+        timeout=20,
+    ) as stream:
+        lines = stream.iter_lines()
+        assert next(line for line in lines if line.startswith("data:"))  # held upstream now
+        yield
+        httpx.post(f"{upstream.url}/_release").raise_for_status()
+        list(lines)
+
+
 def eventually_ok(proxy: Proxy, route: str, content: bytes) -> httpx.Response:
     """The answer to ``content`` once it is not a 503 (a request that just ended gives its
     bytes back when its handler has returned), within :data:`ROOM_SECONDS`."""
@@ -91,35 +112,24 @@ def eventually_ok(proxy: Proxy, route: str, content: bytes) -> httpx.Response:
 def test_a_request_beyond_the_bodies_in_flight_is_503_in_its_dialect_until_room_is_free(
     proxy: Proxy, upstream: RecordingServer, route: str, shape: Any
 ) -> None:
-    path, fields, headers = ROUTES[route]
-    held = sized(fields, HELD_BYTES, model="gated", stream=True)
-    second = sized(fields, HELD_BYTES, model="m")
-    with httpx.stream(
-        "POST",
-        f"{proxy.url}{path}",
-        content=held,
-        headers={"content-type": "application/json", **headers},
-        timeout=20,
-    ) as stream:
-        lines = stream.iter_lines()
-        assert next(line for line in lines if line.startswith("data:"))  # held upstream now
+    second = sized(ROUTES[route][1], HELD_BYTES, model="m")
+    with held_in_flight(proxy, upstream, route):
         refused = post(proxy, route, second)
         assert refused.status_code == 503
         assert error_shape(route, refused) == shape
         assert refused.headers["retry-after"] == "1"  # the SDKs retry after what it says
-        httpx.post(f"{upstream.url}/_release").raise_for_status()
-        list(lines)
     assert eventually_ok(proxy, route, second).status_code == 200
 
 
 def test_a_declared_body_is_refused_before_it_is_read_and_a_chunked_one_as_it_comes(
     proxy: Proxy, upstream: RecordingServer
 ) -> None:
-    too_big = sized(ROUTES["chat"][1], LIMIT + 1, model="m")
-    assert post(proxy, "chat", too_big).status_code == 503
-    chunks = iter([too_big[at : at + 1000] for at in range(0, len(too_big), 1000)])
-    assert post(proxy, "chat", chunks).status_code == 503
-    assert upstream.received() == []
+    no_room = sized(ROUTES["chat"][1], HELD_BYTES, model="m")
+    with held_in_flight(proxy, upstream, "chat"):
+        assert post(proxy, "chat", no_room).status_code == 503
+        chunks = iter([no_room[at : at + 1000] for at in range(0, len(no_room), 1000)])
+        assert post(proxy, "chat", chunks).status_code == 503
+    assert [entry["body"]["model"] for entry in upstream.received()] == ["gated"]
 
 
 def test_nothing_stays_counted_after_errors_disconnects_and_streams(
@@ -131,7 +141,7 @@ def test_nothing_stays_counted_after_errors_disconnects_and_streams(
     assert post(proxy, "chat", sized(fields, HELD_BYTES, model="broken")).status_code == 502
     streamed = sized(fields, HELD_BYTES, model="m", stream=True)
     assert b"[DONE]" in post(proxy, "chat", streamed).content
-    assert post(proxy, "chat", sized(fields, LIMIT + 1, model="m")).status_code == 503
+    assert post(proxy, "chat", sized(fields, LIMIT + 1, model="m")).status_code == 413
     left = sized(fields, HELD_BYTES, model="hold", stream=True)
     with httpx.stream(
         "POST", f"{proxy.url}/v1/chat/completions", content=left, timeout=20

@@ -6,11 +6,15 @@ Every request below opens a connection of its own, so the kernel hands it to eit
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -37,18 +41,28 @@ def nth_served_by(proxy: Proxy, index: int) -> int:
     return eventually(lambda: log[index] if len(log := served_by(proxy)) > index else None)
 
 
-def workers(pid: int) -> set[int]:
-    """The worker processes of the proxy ``pid`` (not multiprocessing's resource tracker)."""
-    found = set()
+def spawned() -> Iterator[tuple[int, Path]]:
+    """Every process multiprocessing spawned (not its resource tracker) and its ``/proc`` entry."""
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                stat = (entry / "stat").read_text()
                 command = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"spawn_main" in command:
-                found.add(int(entry.name))
+            if b"spawn_main" in command:
+                yield int(entry.name), entry
+
+
+def workers(pid: int) -> set[int]:
+    """The worker processes of the proxy ``pid``."""
+    found = set()
+    for worker, entry in spawned():
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.add(worker)
     return found
 
 
@@ -190,3 +204,61 @@ def test_sighup_to_the_parent_reloads_the_manifest_of_every_worker(tmp_path: Pat
         assert reloaded == workers(proxy.process.pid)
         assert counted(proxy, 'agent_hooks_manifest_reloads_total{result="ok"}') == 2
         assert "exited" not in proxy.log()  # reloaded in place, not restarted
+
+
+RUN_MARKER = "AGENT_HOOKS_TEST_RUN"
+"""An environment variable a test gives a serve process; its workers inherit it."""
+
+
+def left_running(run: str) -> list[int]:
+    """Worker processes, whoever their parent is now, of the serve process whose
+    :data:`RUN_MARKER` was ``run``."""
+    found = []
+    for worker, entry in spawned():
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"{RUN_MARKER}={run}".encode() in environ:
+            found.append(worker)
+    return found
+
+
+def test_a_worker_that_cannot_start_stops_serve_with_one_error_line_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    """The manifest is a descriptor only the parent has (``serve /dev/fd/N``): the parent loads
+    it, no worker can. Exit 1 with one ``error:`` line saying why (not one per worker), no
+    worker left running, nothing left in the temporary directory (the metrics directory)."""
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text("{}")
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    with manifest.open("rb") as file:
+        # Far above the few descriptors a worker has when it reads the manifest, so the number
+        # names nothing there.
+        inherited = fcntl.fcntl(file.fileno(), fcntl.F_DUPFD_CLOEXEC, 100)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "agent_hooks.serve", f"/dev/fd/{inherited}", "--port", "0",
+                 "--state", f"sqlite:///{tmp_path}/state.db", "--workers", "2"],
+                pass_fds=(inherited,),
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+                env={**os.environ, "TMPDIR": str(temporary), RUN_MARKER: tmp_path.name},
+            )  # fmt: skip
+        finally:
+            os.close(inherited)
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    (error,) = [line for line in lines if "error" in line.lower()]
+    assert re.fullmatch(
+        rf"error: worker \d+ could not start: 1 manifest error in /dev/fd/{inherited}:"
+        r" \$: cannot read file: .*",
+        error,
+    ), done.stderr
+    assert "Traceback" not in done.stderr
+    assert left_running(tmp_path.name) == []
+    assert list(temporary.iterdir()) == []

@@ -40,9 +40,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     0 ok, 1 unexpected failure, 2 invalid input, 3 a hook with ``on_error: fail`` failed,
     130 interrupted (Ctrl-C).
     """
-    parser = _parser()
+    parser, serve = _parser()
     try:
         args = parser.parse_args(argv)
+        if args.command == "serve":
+            from agent_hooks.serve import check_serve_args
+
+            check_serve_args(serve, args)
     except SystemExit as exc:  # argparse reports usage errors by exiting
         return exc.code if isinstance(exc.code, int) else EXIT_INVALID
     verbosity = min(args.verbose + args.verbose_after, len(_LOG_LEVELS) - 1)
@@ -52,7 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_command(args)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The CLI's parser, and its ``serve`` subcommand's (whose options are checked together
+    once parsed)."""
     from agent_hooks.serve import add_serve_parser  # its server stack loads only when it runs
 
     parser = argparse.ArgumentParser(
@@ -101,10 +107,10 @@ def _parser() -> argparse.ArgumentParser:
         help=f"refuse larger messages files (default {DEFAULT_MAX_BYTES}, 64 MiB)",
     )
 
-    add_serve_parser(commands)
+    serve = add_serve_parser(commands)
     for command in commands.choices.values():
         _add_verbosity(command, dest="verbose_after")
-    return parser
+    return parser, serve
 
 
 def _add_verbosity(parser: argparse.ArgumentParser, *, dest: str) -> None:

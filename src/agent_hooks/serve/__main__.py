@@ -7,13 +7,14 @@ import logging
 import sys
 
 from agent_hooks.errors import ConfigError
-from agent_hooks.serve._command import add_serve_parser, run_serve
+from agent_hooks.serve._command import add_serve_parser, check_serve_args, run_serve
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m agent_hooks.serve")
-    add_serve_parser(parser.add_subparsers(dest="command", required=True))
+    serve = add_serve_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["serve", *sys.argv[1:]])
+    check_serve_args(serve, args)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         return run_serve(args)

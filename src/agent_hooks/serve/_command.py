@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from agent_hooks.serve._app import ServeSettings
     from agent_hooks.serve._workers import Worker
 
-__all__ = ["UPSTREAM_API_KEY_ENV", "add_serve_parser", "run_serve"]
+__all__ = ["UPSTREAM_API_KEY_ENV", "add_serve_parser", "check_serve_args", "run_serve"]
 
 UPSTREAM_API_KEY_ENV = "AGENT_HOOKS_UPSTREAM_API_KEY"
 DEFAULT_STATE_URL = "sqlite:///agent-hooks-state.db"
@@ -44,8 +44,12 @@ DEFAULT_STATE_URL = "sqlite:///agent-hooks-state.db"
 logger = logging.getLogger("agent_hooks.serve")
 
 
-def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``serve`` to a CLI's subcommands; :func:`run_serve` runs the parsed arguments."""
+def add_serve_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    """Add ``serve`` to a CLI's subcommands and return its parser: once the arguments are
+    parsed, :func:`check_serve_args` refuses options that contradict each other, then
+    :func:`run_serve` runs them."""
     serve = commands.add_parser(
         "serve",
         help="an OpenAI-compatible proxy that runs the manifest's hooks",
@@ -105,8 +109,8 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ign
         type=_positive_int,
         default=DEFAULT_MAX_INFLIGHT_BYTES,
         metavar="BYTES",
-        help="answer 503 to a request whose body would take the bodies held at once past this"
-        " (default 256 MiB)",
+        help="answer 503 to a request whose body would take the bodies held at once past this;"
+        " at least --max-body-bytes (default 256 MiB)",
     )
     serve.add_argument(
         "--max-connections",
@@ -144,6 +148,23 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:  # type: ign
         metavar="N",
         help="serve the port with N processes sharing the --state store (default 1)",
     )
+    return serve
+
+
+def check_serve_args(serve: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse, as ``serve``'s usage error (exit 2), options each valid alone that cannot work
+    together; argparse checks each option alone, as it comes, so this runs once all are parsed.
+
+    Raises:
+        SystemExit: from ``serve.error``: ``--max-inflight-bytes`` is below ``--max-body-bytes``
+            (a body of an allowed size would alone pass the in-flight bound: always 503).
+    """
+    if args.max_inflight_bytes < args.max_body_bytes:
+        serve.error(
+            f"--max-inflight-bytes {args.max_inflight_bytes} is less than --max-body-bytes"
+            f" {args.max_body_bytes}: a body of an allowed size could never be admitted;"
+            " raise --max-inflight-bytes or lower --max-body-bytes"
+        )
 
 
 _YOUNG_COLLECTION_EVERY = 10_000
@@ -257,7 +278,7 @@ def _serve(args: argparse.Namespace, worker: Worker | None = None) -> int:
         upstream = _base_url("--upstream", args.upstream)
         anthropic_upstream = _base_url("--anthropic-upstream", args.anthropic_upstream)
     except ValueError as exc:
-        return _startup_failed(str(exc))
+        return startup_failed(str(exc), worker)
     hooks = FeatureSettings().enable_preview_features
     metrics = Metrics(summed_from=worker.metrics_dir if worker else None)
     # configuration errors surface now (exit 2), bad hooks too, whatever the preview gate says
@@ -265,7 +286,7 @@ def _serve(args: argparse.Namespace, worker: Worker | None = None) -> int:
     try:
         store = open_store(args.state, on_error=metrics.state_error)
     except (ValueError, OSError) as exc:
-        return _startup_failed(str(exc))
+        return startup_failed(str(exc), worker)
     settings = ServeSettings(
         generations=reloader.generations,
         store=store,
@@ -288,7 +309,7 @@ def _serve(args: argparse.Namespace, worker: Worker | None = None) -> int:
             listening = _listen(args.host, args.port)
         except OSError as exc:
             asyncio.run(store.aclose())
-            return _startup_failed(exc.strerror or str(exc))
+            return startup_failed(exc.strerror or str(exc))
         _log_start(listening, settings, args.workers)
         if args.workers > 1:
             # Checked here as one process would; each worker builds its own store, sessions and
@@ -424,9 +445,13 @@ def _host_of(url: str) -> str:
     return netloc if parts.port is None else f"{netloc}:{parts.port}"
 
 
-def _startup_failed(reason: str) -> int:
-    """What the server could not start with, as one line; exit status 1 (SPEC 12.1)."""
-    print(f"error: {scrub(reason)}", file=sys.stderr)
+def startup_failed(reason: str, worker: Worker | None = None) -> int:
+    """What the server could not start with, as one line; exit status 1 (SPEC 12.1). A worker
+    tells its parent instead, which writes the first such line of its workers."""
+    if worker is not None:
+        worker.failed(reason)
+    else:
+        print(f"error: {scrub(reason)}", file=sys.stderr)
     return 1
 
 

@@ -2,11 +2,12 @@
 
 A reload is asked for by SIGHUP (:meth:`Reloader.request`, safe in a signal handler: it only
 schedules the work on the event loop) or, with ``--watch``, by the file changing. Requests that
-arrive while a reload is running or pending are one reload: a burst of signals or writes costs
-one. A reload reads and validates the file as the start did (preview gate included), builds the
-next :class:`~agent_hooks.serve._generations.Generation` and only then swaps it in; a manifest
-that cannot be read or does not validate leaves the current one serving, with one ``error:``
-line per problem.
+arrive while a reload is pending are that reload, and any that arrive while one runs are one
+more after it (the file may have changed since it was read): a burst of signals or writes costs
+one or two, each counted once. A reload reads and validates the file as the start did (preview
+gate included), builds the next :class:`~agent_hooks.serve._generations.Generation` and only
+then swaps it in; a manifest that cannot be read or does not validate leaves the current one
+serving, with one ``error:`` line per problem.
 """
 
 from __future__ import annotations

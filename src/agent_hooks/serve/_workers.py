@@ -12,7 +12,8 @@ them.
 The parent supervises: SIGTERM or SIGINT stops every worker gracefully (each finishes its
 in-flight answers within ``--shutdown-timeout``), SIGHUP is passed on to every worker (each
 reloads its manifest), a worker that dies is replaced (one line), and a worker that cannot start
-(it exits before serving) stops the others: exit 1. ``/metrics`` adds up
+(it exits before serving) stops the others: one ``error:`` line saying why (the worker tells the
+parent, which writes it once, however many workers fail alike), exit 1. ``/metrics`` adds up
 every worker's counts through prometheus-client's multiprocess mode, in a directory the parent
 creates and removes when it exits.
 
@@ -69,7 +70,13 @@ class Worker:
     listening: socket.socket
     metrics_dir: Path
     started: Connection
-    """Sent one empty message once the worker's app has started, so the parent knows it serves."""
+    """Sent one message: empty once the worker's app has started, so the parent knows it serves;
+    or why it cannot start (:meth:`failed`), for the parent to say."""
+
+    def failed(self, reason: str) -> None:
+        """Tell the parent why this worker cannot start (one line; it writes it as ``error:``)."""
+        self.started.send_bytes((reason or "no reason given").encode())  # empty means serving
+        self.started.close()
 
     def announcing(self, app: ASGIApp) -> ASGIApp:
         """``app``, telling the parent through :attr:`started` when its lifespan has started."""
@@ -160,6 +167,8 @@ class _Running:
     started: Connection | None
     """The parent's end until the worker says it serves (or exits first); then ``None``."""
     serving: bool = False
+    failure: str | None = None
+    """Why it could not start, as it told the parent (:meth:`Worker.failed`)."""
     reload_owed: bool = False
     """A SIGHUP came while it was starting: sent once it serves (its handler is on by then;
     before, the signal would end it)."""
@@ -238,14 +247,19 @@ class _Supervisor:
     def _heard_from(self, worker: _Running) -> None:
         assert worker.started is not None
         with contextlib.suppress(EOFError):  # it exited first: its sentinel says so next
-            worker.started.recv_bytes()
-            worker.serving = True
+            message = worker.started.recv_bytes()
+            if message:
+                worker.failure = message.decode(errors="replace")
+            else:
+                worker.serving = True
         worker.started.close()
         worker.started = None
         self._reload_if_serving(worker)
 
     def _exited(self, worker: _Running) -> None:
         self.running.remove(worker)
+        if worker.started is not None and worker.started.poll():
+            self._heard_from(worker)  # what it said just before it exited
         if worker.started is not None:
             worker.started.close()
         worker.process.join()
@@ -258,8 +272,11 @@ class _Supervisor:
         if self.stopping:
             return
         if not worker.serving:
-            logger.error("worker %s exited with code %s before it served: stopping", pid, code)
-            self.status = 1
+            # Not imported at the top, like mark_process_dead: it loads the library.
+            from agent_hooks.serve._command import startup_failed
+
+            why = worker.failure or f"exited with code {code} before it served"
+            self.status = startup_failed(f"worker {pid} could not start: {why}")
             self._stop()
             return
         logger.warning("worker %s exited with code %s: starting another", pid, code)
@@ -305,8 +322,13 @@ def _work(args: argparse.Namespace, worker: Worker, logs: _Logs) -> None:
     try:
         with serve_logging():
             sys.exit(_serve(args, worker))
-    except ConfigError as exc:  # the manifest changed since the parent read it
-        print(exc, file=sys.stderr)
+    except ConfigError as exc:  # the manifest changed since the parent read it, or moved
+        # One line for the parent to write: the first problem, and how many more there are.
+        first, more = exc.issues[0], len(exc.issues) - 1
+        where = f" in {exc.source}" if exc.source else ""
+        others = f" (and {more} more: agent-hooks validate lists them)" if more else ""
+        count = "1 manifest error" if not more else f"{more + 1} manifest errors"
+        worker.failed(f"{count}{where}: {first}{others}")
         sys.exit(2)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -172,6 +174,27 @@ def test_a_disk_that_refuses_writes_never_kills_the_process(tmp_path: Path) -> N
     assert "ERROR:agent_hooks.state" in done.stderr
 
 
+@contextmanager
+def locked_by_another_process(path: Path, seconds: float) -> Iterator[None]:
+    """``path`` held under an exclusive SQLite lock by another process for ``seconds`` from when
+    the block starts (as a worker's write would hold it, only longer)."""
+    script = f"""
+import sqlite3, time
+db = sqlite3.connect({str(path)!r}, isolation_level=None)
+db.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+time.sleep({seconds})
+db.execute("COMMIT")
+"""
+    writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert writer.stdout is not None
+    assert writer.stdout.readline() == "locked\n"
+    try:
+        yield
+    finally:
+        writer.communicate()
+
+
 async def test_a_load_while_another_process_writes_waits_its_turn_off_the_event_loop(
     tmp_path: Path,
 ) -> None:
@@ -181,26 +204,6 @@ async def test_a_load_while_another_process_writes_waits_its_turn_off_the_event_
     path = tmp_path / "state.db"
     store = open_store(f"sqlite:///{path}")
     await store.save("c1", PAIRS, tenant="t")
-    writer = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            textwrap.dedent(
-                f"""
-                import sqlite3, sys, time
-                db = sqlite3.connect({str(path)!r}, isolation_level=None)
-                db.execute("BEGIN EXCLUSIVE")
-                print("locked", flush=True)
-                time.sleep(0.5)
-                db.execute("COMMIT")
-                """
-            ),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert writer.stdout is not None
-    assert writer.stdout.readline() == "locked\n"
     ticks = 0
 
     async def tick() -> None:
@@ -209,11 +212,11 @@ async def test_a_load_while_another_process_writes_waits_its_turn_off_the_event_
             ticks += 1
             await anyio.sleep(0.01)
 
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(tick)
-        loaded = await store.load("c1", tenant="t")
-        tasks.cancel_scope.cancel()
-    writer.communicate()
+    with locked_by_another_process(path, 0.5):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(tick)
+            loaded = await store.load("c1", tenant="t")
+            tasks.cancel_scope.cancel()
     await store.aclose()
     assert loaded == PAIRS  # waited for the lock instead of failing at once
     assert ticks >= 10  # the loop went on meanwhile (0.5 s of 10 ms ticks: about 40)

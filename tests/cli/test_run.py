@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -70,6 +71,22 @@ def test_run_with_preview_off_says_so_and_leaves_the_history_unchanged(
     assert code == 0
     assert history == json.loads((TIME_APP / "history.json").read_text())
     assert "ENABLE_PREVIEW_FEATURES" in err
+
+
+@pytest.mark.usefixtures("preview_off")
+def test_run_reads_a_manifest_from_a_pipe_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """``run <(...)``: with preview off the manifest is validated twice (with its hooks, then
+    without), from one read; a second read of a pipe would find it empty."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, (TIME_APP / "manifest.json").read_bytes())
+    os.close(write_end)
+    try:
+        history = str(TIME_APP / "history.json")
+        code, out, err = run_cli(capsys, "run", f"/dev/fd/{read_end}", "--messages", history)
+    finally:
+        os.close(read_end)
+    assert code == 0, err
+    assert out == json.loads((TIME_APP / "history.json").read_text())
 
 
 @pytest.mark.usefixtures("preview_on")

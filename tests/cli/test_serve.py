@@ -44,15 +44,21 @@ def serving_without_preview(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[b
 
 @contextmanager
 def _serving(
-    tmp_path: Path, *args: str, preview: str, env: dict[str, str] | None = None
+    tmp_path: Path,
+    *args: str,
+    preview: str,
+    env: dict[str, str] | None = None,
+    manifest: str = str(SERVE_MANIFEST),
+    pass_fds: tuple[int, ...] = (),
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     port = free_port()
     process = subprocess.Popen(
-        [str(AGENT_HOOKS), "serve", str(SERVE_MANIFEST), "--port", str(port),
+        [str(AGENT_HOOKS), "serve", manifest, "--port", str(port),
          "--state", f"sqlite:///{tmp_path / 'state.db'}", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, "ENABLE_PREVIEW_FEATURES": preview, **(env or {})},
+        pass_fds=pass_fds,
     )  # fmt: skip
     try:
         yield process, f"http://127.0.0.1:{port}"
@@ -384,3 +390,32 @@ def test_with_debug_on_a_fresh_hooks_record_line_is_written_at_debug(
         ("fresh", "DEBUG"),
         ("ran", "INFO"),
     ]
+
+
+@contextmanager
+def _serving_from_a_pipe(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``serve /dev/fd/N`` where N is a pipe holding the example manifest (``serve <(...)``)."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, SERVE_MANIFEST.read_bytes())
+    os.close(write_end)
+    try:
+        with _serving(
+            tmp_path, preview="true", manifest=f"/dev/fd/{read_end}", pass_fds=(read_end,)
+        ) as running:
+            yield running
+    finally:
+        os.close(read_end)
+
+
+async def test_serve_reads_a_manifest_from_a_pipe_once(tmp_path: Path) -> None:
+    """A pipe can be read only once, so the start reads the manifest once (validating it with
+    and without preview features from the same bytes)."""
+    with _serving_from_a_pipe(tmp_path) as (process, url):
+        await wait_until_healthy(url, process)
+        body = {"model": "echo", "messages": [{"role": "user", "content": "what time is it?"}]}
+        async with httpx.AsyncClient() as client:
+            response = await client.post(f"{url}/v1/chat/completions", json=body)
+        assert response.json()["choices"][0]["message"]["content"].startswith("current_time: ")
+        process.terminate()
+        _, stderr = process.communicate(timeout=STARTUP_SECONDS)
+    assert b"error" not in stderr.lower(), stderr

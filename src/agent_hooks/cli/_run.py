@@ -16,6 +16,7 @@ from agent_hooks.cli._inputs import load_messages, parse_now, parse_request
 from agent_hooks.cli._main import EXIT_OK
 from agent_hooks.clock import FixedClock
 from agent_hooks.config import ApplicationConfig, FeatureSettings, HookEvent
+from agent_hooks.config.application import read_manifest
 from agent_hooks.messages import Message
 from agent_hooks.runtime import HookFailedError, HookRun, HookRunner, HookRunRecord
 
@@ -29,9 +30,11 @@ def run(args: argparse.Namespace) -> int:
     now = parse_now(args.now)
     request = parse_request(args.request)
     event = HookEvent(args.event)
-    config = ApplicationConfig.from_file(args.manifest, preview=True)  # bad hooks exit 2 anyway
+    manifest = read_manifest(args.manifest)  # once: it may be a pipe
+    source = str(args.manifest)
+    config = ApplicationConfig.from_bytes(manifest, preview=True, source=source)  # bad hooks exit 2
     if not FeatureSettings().enable_preview_features:
-        config = ApplicationConfig.from_file(args.manifest)  # warns that the hooks are ignored
+        config = ApplicationConfig.from_bytes(manifest, source=source)  # warns hooks are ignored
     messages = load_messages(args.messages, max_bytes=args.max_bytes, limit=args.max_messages)
     modules: list[Module] = [ClockModule(FixedClock(now))] if now is not None else []
     try:

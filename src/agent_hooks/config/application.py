@@ -1,8 +1,9 @@
 """The app manifest: toolsets plus the (preview) hooks that use them.
 
-Loading goes in layers, each usable on its own: :meth:`ApplicationConfig.from_file` reads and
-decodes, :meth:`~ApplicationConfig.from_text` parses JSON, :meth:`~ApplicationConfig.from_dict`
-validates. All three raise :class:`~agent_hooks.errors.ConfigError` whose issues name JSON paths.
+Loading goes in layers, each usable on its own: :meth:`ApplicationConfig.from_file` reads,
+:meth:`~ApplicationConfig.from_bytes` decodes, :meth:`~ApplicationConfig.from_text` parses JSON,
+:meth:`~ApplicationConfig.from_dict` validates. All of them raise
+:class:`~agent_hooks.errors.ConfigError` whose issues name JSON paths.
 """
 
 from __future__ import annotations
@@ -36,7 +37,12 @@ from agent_hooks.config.hooks import HookConfig, refresh_condition_conflict
 from agent_hooks.config.toolsets import ToolsetConfig
 from agent_hooks.errors import ConfigError, ConfigIssue
 
-__all__ = ["DEFAULT_HOOKS_MAX_CONCURRENCY", "PREVIEW_CONTEXT_KEY", "ApplicationConfig"]
+__all__ = [
+    "DEFAULT_HOOKS_MAX_CONCURRENCY",
+    "PREVIEW_CONTEXT_KEY",
+    "ApplicationConfig",
+    "read_manifest",
+]
 
 logger = logging.getLogger("agent_hooks.config")
 
@@ -188,19 +194,41 @@ class ApplicationConfig(StrictModel):
         Raises:
             ConfigError: the file cannot be read or decoded, or the manifest is invalid.
         """
-        source = str(path)
+        return cls.from_bytes(read_manifest(path), preview=preview, source=str(path))
+
+    @classmethod
+    def from_bytes(
+        cls, data: bytes, *, preview: bool | None = None, source: str | None = None
+    ) -> ApplicationConfig:
+        """Decode (UTF-8), parse and validate a manifest read with :func:`read_manifest`: a
+        caller that validates one file twice (with and without preview features) reads it once,
+        which a pipe such as ``<(...)`` needs.
+
+        Raises:
+            ConfigError: the bytes are not UTF-8, or as :meth:`from_text`.
+        """
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-            raise ConfigError(
-                [ConfigIssue("$", f"cannot read file: {reason}")], source=source
-            ) from exc
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ConfigError(
                 [ConfigIssue("$", f"file is not UTF-8 text (byte {exc.start})")], source=source
             ) from exc
         return cls.from_text(text, preview=preview, source=source)
+
+
+def read_manifest(path: str | Path) -> bytes:
+    """The manifest file's bytes.
+
+    Raises:
+        ConfigError: the file cannot be read (named by ``path``).
+    """
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ConfigError(
+            [ConfigIssue("$", f"cannot read file: {reason}")], source=str(path)
+        ) from exc
 
 
 def _all_issues(

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from agent_hooks._reasons import reason_for
 from agent_hooks.config import ApplicationConfig
+from agent_hooks.config.application import read_manifest
 from agent_hooks.errors import ConfigError
 from agent_hooks.serve._generations import Generation, Generations
 
@@ -35,16 +36,16 @@ ReloadCounter = Callable[[str], None]
 """Counts one reload by its result: ``ok`` or ``invalid`` (the manifest was not loaded)."""
 
 
-def load_manifest(path: Path, *, hooks: bool) -> ApplicationConfig:
-    """Read and validate the manifest. Hooks are validated whatever the preview gate says (a bad
-    hook is an error, not ignored); with the gate closed the config is then read without them,
-    which logs the usual warning that they are ignored.
+def load_manifest(data: bytes, *, hooks: bool, source: str) -> ApplicationConfig:
+    """Validate the manifest read from ``source``. Hooks are validated whatever the preview gate
+    says (a bad hook is an error, not ignored); with the gate closed the config is then read
+    without them, which logs the usual warning that they are ignored.
 
     Raises:
-        ConfigError: the file cannot be read or decoded, or the manifest is invalid.
+        ConfigError: the bytes cannot be decoded, or the manifest is invalid.
     """
-    config = ApplicationConfig.from_file(path, preview=True)
-    return config if hooks else ApplicationConfig.from_file(path)
+    config = ApplicationConfig.from_bytes(data, preview=True, source=source)
+    return config if hooks else ApplicationConfig.from_bytes(data, source=source)
 
 
 class Reloader:
@@ -67,11 +68,13 @@ class Reloader:
         self._hooks = hooks
         self._on_reload = on_reload
         self._watch = watch
-        self._loaded = _fingerprint(path)
+        data = read_manifest(path)
+        self._loaded: str | None = _sha256(data)
         """The content last read (whether it loaded or not): ``--watch`` reloads when the file's
-        differs. Taken before the read, so a write racing the read causes one more reload, never
-        a missed one."""
-        config = load_manifest(path, hooks=hooks)
+        differs. The file is read once per load and its fingerprint is of those very bytes, so a
+        write racing the read causes one more reload, never a missed one, and a pipe (``serve
+        <(...)``) is read once."""
+        config = load_manifest(data, hooks=hooks, source=str(path))
         self.generations = Generations(Generation.build(config, hooks=hooks))
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wanted: asyncio.Event | None = None
@@ -109,10 +112,12 @@ class Reloader:
         Runs on the event loop, between requests' steps: reading and validating a manifest takes
         milliseconds, and nothing is connected until a hook needs it.
         """
-        self._loaded = _fingerprint(self._path)
         current = self.generations.current
+        self._loaded = None
         try:
-            config = load_manifest(self._path, hooks=self._hooks)
+            data = read_manifest(self._path)
+            self._loaded = _sha256(data)
+            config = load_manifest(data, hooks=self._hooks, source=str(self._path))
             generation = Generation.build(config, hooks=self._hooks, reused=current.reusable())
         except ConfigError as exc:
             for issue in exc.issues:
@@ -155,9 +160,13 @@ def _fingerprint(path: Path) -> str | None:
     """The SHA-256 of the file's bytes; ``None`` when it cannot be read (a reload then says
     why)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return _sha256(path.read_bytes())
     except OSError:
         return None
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _names(names: Iterable[str]) -> str:

@@ -456,16 +456,18 @@ def _stored_pair(content: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 async def store_turns(path: Path) -> StoreFigures:
-    """Latency of one turn (load, then save) for STATE_TURNS turns, CLIENTS conversations."""
+    """Latency of one turn (load, then save) for STATE_TURNS turns, CLIENTS conversations; each
+    turn saves a pair of its own, so every save writes (a turn whose pairs did not change writes
+    nothing, and would measure only the load)."""
     from agent_hooks.state._sqlite import SqliteStore
 
     store = SqliteStore(path)
-    pair = _stored_pair("y" * 100)
     latencies: list[float] = []
     turns = iter(range(STATE_TURNS))
 
     async def conversation(index: int) -> None:
-        for _ in turns:
+        for turn in turns:
+            pair = _stored_pair(f"{turn:06d}" + "y" * 94)
             started = time.perf_counter()
             await store.load(f"bench-{index}", tenant="bench-key")
             await store.save(f"bench-{index}", [pair], tenant="bench-key")

@@ -164,33 +164,31 @@ def test_an_edited_message_drops_the_pairs_anchored_from_it_on(
     assert tool_hits(rest_server) == 3 + 1  # "always" on every request, the TTL hook once
 
 
+@pytest.mark.parametrize(
+    ("replacement", "names"),
+    [([ALWAYS], ["prefs_get_preferences"]), ([], [])],
+    ids=["another hook in its place", "no request-start hook left"],
+)
 def test_a_removed_hook_stops_its_stored_content_at_once(
-    tmp_path: Path, upstream: RecordingServer, rest_server: RecordingServer
+    tmp_path: Path,
+    upstream: RecordingServer,
+    rest_server: RecordingServer,
+    replacement: list[dict[str, Any]],
+    names: list[str],
 ) -> None:
+    """The TTL hook is removed (the store is the same): its stored pair is not forwarded again.
+    With no request-start hook left the store is not even read, so nothing says it dropped."""
     app = manifest(rest_server.url)
     with running_proxy(app, tmp_path, "--upstream", upstream.url) as proxy:
         chat(proxy, [USER], **{"x-session-id": "s"})
-    # The TTL hook is gone, another takes its place; the store is the same.
-    app["hooks"] = [*app["hooks"][1:], ALWAYS]
+    app["hooks"] = [*app["hooks"][1:], *replacement]
     with running_proxy(app, tmp_path, "--upstream", upstream.url) as proxy:
         chat(proxy, [USER, {"role": "assistant", "content": "x"}, USER], **{"x-session-id": "s"})
         log = proxy.log()
-    assert pair_names(forwarded(upstream)[-1]) == ["prefs_get_preferences"]  # the new hook's
-    assert "stored pairs dropped: 0 whose client message changed, 1 of no current hook" in log
-
-
-def test_without_request_start_hooks_stored_content_is_not_forwarded(
-    tmp_path: Path, upstream: RecordingServer, rest_server: RecordingServer
-) -> None:
-    """No hook left to own a stored pair: the proxy does not even read the store."""
-    app = manifest(rest_server.url)
-    with running_proxy(app, tmp_path, "--upstream", upstream.url) as proxy:
-        chat(proxy, [USER], **{"x-session-id": "s"})
-    app["hooks"] = app["hooks"][1:]
-    with running_proxy(app, tmp_path, "--upstream", upstream.url) as proxy:
-        chat(proxy, [USER, {"role": "assistant", "content": "x"}, USER], **{"x-session-id": "s"})
     assert pair_names(forwarded(upstream)[-2]) == ["prefs_get_preferences"]
-    assert pair_names(forwarded(upstream)[-1]) == []
+    assert pair_names(forwarded(upstream)[-1]) == names
+    dropped = "stored pairs dropped: 0 whose client message changed, 1 of no current hook"
+    assert (dropped in log) == bool(replacement)
 
 
 def test_count_tokens_is_forwarded_with_the_stored_pairs_and_runs_no_hook(

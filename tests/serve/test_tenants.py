@@ -151,6 +151,15 @@ def test_a_tenant_header_separates_users_behind_one_gateway_key(
     assert shared_reads(rest_server) == 2
 
 
+EVERY_ROUTE = {
+    "/v1/chat/completions": {"model": "m", "messages": [USER]},
+    "/v1/responses": {"model": "m", "input": "hi"},
+    "/v1/messages": {"model": "m", "max_tokens": 8, "messages": [USER]},
+    "/v1/messages/count_tokens": {"model": "m", "messages": [USER]},
+}
+"""A small body for each POST route."""
+
+
 @pytest.mark.parametrize("second", ["alice", "bob"], ids=["equal", "different"])
 def test_a_tenant_header_sent_twice_is_a_400_on_every_route(
     tmp_path: Path, upstream: RecordingServer, rest_server: RecordingServer, second: str
@@ -164,14 +173,8 @@ def test_a_tenant_header_sent_twice_is_a_400_on_every_route(
         ("X-Gateway-User", second),  # the client's, kept by the gateway
         ("X-Gateway-User", "alice"),  # the gateway's, appended
     ]
-    bodies = {
-        "/v1/chat/completions": {"model": "m", "messages": [USER]},
-        "/v1/responses": {"model": "m", "input": "hi"},
-        "/v1/messages": {"model": "m", "max_tokens": 8, "messages": [USER]},
-        "/v1/messages/count_tokens": {"model": "m", "messages": [USER]},
-    }
     with running_proxy(manifest(rest_server.url), tmp_path, *options) as proxy:
-        for path, body in bodies.items():
+        for path, body in EVERY_ROUTE.items():
             response = httpx.post(proxy.url + path, json=body, headers=headers, timeout=20)
             assert response.status_code == 400, (path, response.text)
             assert "2 X-Gateway-User headers" in response.text
@@ -188,14 +191,8 @@ def test_a_credential_sent_twice_is_a_400_on_every_route_without_a_tenant_header
     """The credential names the tenant (and with --forward-auth is what the upstream gets):
     two copies are refused in each dialect's error shape, and nothing is forwarded."""
     options = ("--upstream", upstream.url, "--forward-auth")
-    bodies = {
-        "/v1/chat/completions": {"model": "m", "messages": [USER]},
-        "/v1/responses": {"model": "m", "input": "hi"},
-        "/v1/messages": {"model": "m", "max_tokens": 8, "messages": [USER]},
-        "/v1/messages/count_tokens": {"model": "m", "messages": [USER]},
-    }
     with running_proxy(manifest(rest_server.url), tmp_path, *options) as proxy:
-        for path, body in bodies.items():
+        for path, body in EVERY_ROUTE.items():
             anthropic = path.startswith("/v1/messages")
             name = "x-api-key" if anthropic else "authorization"
             headers = [(name, "sk-victim-key-00"), (name, "sk-mine-00")]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from typing import NamedTuple
 
 from agent_hooks.config.hooks import InjectionFrequency
@@ -130,10 +131,17 @@ class HistoryIndex:
                         verified=signatures_checked,
                     )
                 )
-        self.insert_at = first_time_insert_index(
+        self._synthetic = synthetic
+        self._decisions: dict[int, _Decision] = {}
+
+    @cached_property
+    def insert_at(self) -> int:
+        """Where first-time pairs go; found only when a hook places one (a run whose hooks
+        were all fresh never looks)."""
+        synthetic = self._synthetic
+        return first_time_insert_index(
             self.messages, lambda call_id: call_id in synthetic or is_synthetic_call_id(call_id)
         )
-        self._decisions: dict[int, _Decision] = {}
 
     def state(self, prefix: str) -> PrefixState:
         """A fresh working copy of the pairs of ``prefix`` (one per group of hooks)."""

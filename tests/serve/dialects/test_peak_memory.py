@@ -12,14 +12,9 @@ from typing import Any
 
 import pytest
 
-from agent_hooks.serve._dialects import (
-    ANTHROPIC,
-    CHAT,
-    RELAYED_MESSAGES,
-    RESPONSES,
-    Dialect,
-    RenderContext,
-)
+from agent_hooks.serve._dialects import ANTHROPIC, CHAT, RESPONSES, Dialect, RenderContext
+from agent_hooks.serve._limits import MAX_MESSAGES
+from agent_hooks.serve._runner_input import RunnerInput
 from tests._support import pair
 
 BODY_BYTES = 16 * 1024 * 1024
@@ -46,6 +41,15 @@ def one_string() -> list[dict[str, Any]]:
     return [{"role": "user", "content": "é" * (BODY_BYTES // 2 - 100)}]
 
 
+def many_short_messages() -> list[dict[str, Any]]:
+    """As many messages as a request may hold, about 160 bytes each: each costs its Python
+    objects, a few times its JSON."""
+    return [
+        {"role": "user" if index % 2 == 0 else "assistant", "content": f"{index:06d} " + "x" * 120}
+        for index in range(MAX_MESSAGES - 10)
+    ]
+
+
 def body(dialect: Dialect, messages: list[dict[str, Any]]) -> bytes:
     fields = (
         {"input": messages} if dialect is RESPONSES else {"max_tokens": 8, "messages": messages}
@@ -54,7 +58,9 @@ def body(dialect: Dialect, messages: list[dict[str, Any]]) -> bytes:
 
 
 @pytest.mark.parametrize("dialect", [CHAT, RESPONSES, ANTHROPIC], ids=lambda d: d.name)
-@pytest.mark.parametrize("shape", [many_messages, one_string], ids=lambda s: s.__name__)
+@pytest.mark.parametrize(
+    "shape", [many_messages, one_string, many_short_messages], ids=lambda s: s.__name__
+)
 def test_reading_validating_and_writing_a_16_mib_body_peaks_within_8x_its_size(
     dialect: Dialect, shape: Any
 ) -> None:
@@ -63,7 +69,7 @@ def test_reading_validating_and_writing_a_16_mib_body_peaks_within_8x_its_size(
     tracemalloc.start()
     try:
         parsed = dialect.parse(raw)
-        models = parsed.models or RELAYED_MESSAGES.validate_python(parsed.history)
+        models = RunnerInput(parsed.history, whole=False).models
         forwarded = parsed.render([*parsed.history, *PAIR], RenderContext())
         _, peak = tracemalloc.get_traced_memory()
     finally:

@@ -45,6 +45,7 @@ __all__ = [
     "ToolDefinition",
     "align",
     "as_forwarded",
+    "check_messages",
     "dump_body",
     "forged_half",
     "splice",
@@ -84,11 +85,26 @@ def validate_messages(messages: Sequence[Any]) -> list[Message]:
     Raises:
         InvalidMessages: a batch holds messages that do not validate (the first such batch).
     """
-    models: list[Message] = []
+    return [model for batch in _validated(messages) for model in batch]
+
+
+def check_messages(messages: Sequence[Any]) -> None:
+    """What :func:`validate_messages` raises, without keeping a model: each batch's models are
+    dropped once it validated (SPEC 16: a model is several times the JSON it came from, so a
+    long history of them would pass 8x its body).
+
+    Raises:
+        InvalidMessages: as :func:`validate_messages`.
+    """
+    for _ in _validated(messages):
+        pass
+
+
+def _validated(messages: Sequence[Any]) -> Iterator[list[Message]]:
     for at in range(0, len(messages), MESSAGES_AT_ONCE):
         batch = messages[at : at + MESSAGES_AT_ONCE]
         try:
-            models += RELAYED_MESSAGES.validate_python(batch)
+            yield RELAYED_MESSAGES.validate_python(batch)
         except ValidationError as exc:
             named = {
                 at + first
@@ -96,7 +112,6 @@ def validate_messages(messages: Sequence[Any]) -> list[Message]:
                 if each["loc"] and isinstance(first := each["loc"][0], int)
             }
             raise InvalidMessages(named or set(range(at, at + len(batch)))) from exc
-    return models
 
 
 class InvalidRequest(BadRequest):
@@ -148,16 +163,10 @@ class RenderContext:
 
 
 class ParsedRequest(abc.ABC):
-    """A body read by its dialect: the history the hooks see, and how to write it back.
-
-    ``models`` are the history's messages already validated, one per ``history`` entry in the
-    same order, when the dialect had to validate them anyway (so the proxy does not again);
-    ``None`` when it did not.
-    """
+    """A body read by its dialect: the history the hooks see, and how to write it back."""
 
     body: dict[str, Any]
     history: list[dict[str, Any]]
-    models: Sequence[Message] | None = None
 
     @property
     def stream(self) -> bool:

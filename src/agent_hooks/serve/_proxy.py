@@ -475,9 +475,12 @@ def _same(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def _items_of(messages: Sequence[Any], parsed: ParsedRequest) -> list[int]:
+def _items_of(messages: Sequence[Any], parsed: ParsedRequest) -> Sequence[int]:
     """The client item of each message left once the client's pairs are removed (a message
-    rebuilt without a forged call belongs to the item of the message before it)."""
+    rebuilt without a forged call belongs to the item of the message before it); the dialect's
+    own when none was (no map of a long history's messages is built, SPEC 16)."""
+    if _same_objects(messages, parsed.history):
+        return parsed.item_of
     item_by_id = {id(m): item for m, item in zip(parsed.history, parsed.item_of, strict=True)}
     items: list[int] = []
     last = 0

@@ -462,7 +462,8 @@ def _as_sent(raw: bytes, parsed: ParsedRequest, history: Sequence[Mapping[str, A
     """Whether the client's body can go upstream as it came: the hooks and the stored state
     changed no message (the very objects the dialect read, in order) and reading it changed no
     field. A body that starts with a byte order mark is rendered, so the upstream never gets
-    one (any other body is UTF-8: :func:`~agent_hooks.serve._limits.load_json` refuses the rest)."""
+    one (any other body is UTF-8: :func:`~agent_hooks.serve._json_body.load_json` refuses the
+    rest)."""
     return (
         not parsed.edited
         and _same_objects(history, parsed.history)

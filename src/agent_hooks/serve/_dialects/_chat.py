@@ -31,7 +31,8 @@ from agent_hooks.serve._dialects._base import (
 )
 from agent_hooks.serve._dialects._usage import Usage, find_usage, openai_usage
 from agent_hooks.serve._families import Family
-from agent_hooks.serve._limits import check_message_count, load_json
+from agent_hooks.serve._json_body import load_json
+from agent_hooks.serve._limits import check_message_count
 
 __all__ = ["CHAT", "ChatRequest"]
 

@@ -25,7 +25,6 @@ from agent_hooks.serve._dialects._base import (
     align,
     as_forwarded,
     check_messages,
-    dump_body,
     forged_half,
     splice,
 )
@@ -69,7 +68,7 @@ class ChatRequest(ParsedRequest):
             messages = list(as_forwarded(history, context.family))
         else:
             messages = self._spliced(history, context.family)
-        return dump_body({**self.body, "messages": messages})
+        return self.dump({**self.body, "messages": messages})
 
     def _spliced(self, history: Sequence[Mapping[str, Any]], family: Family) -> list[Any]:
         assert self.entries is not None
@@ -156,7 +155,7 @@ class _ChatDialect:
         Raises:
             InvalidRequest: not a JSON object, or ``messages`` is not a list.
         """
-        body = json_object(raw)
+        body, long_strings = json_object(raw)
         messages = message_list(body)
         try:
             check_messages(messages)
@@ -164,6 +163,7 @@ class _ChatDialect:
             request = _partly_read(body, messages, exc.failing)
         else:
             request = ChatRequest(body, messages)
+        request.long_strings = long_strings
         if deployment is not None and not body.get("model"):
             body["model"] = deployment
             request.edited = True
@@ -201,17 +201,18 @@ class _ChatDialect:
         return StreamedChat()
 
 
-def json_object(raw: bytes) -> dict[str, Any]:
-    """The body as a JSON object, read within the limits of :func:`load_json`.
+def json_object(raw: bytes) -> tuple[dict[str, Any], bool]:
+    """The body as a JSON object, read within the limits of :func:`load_json`, and its long
+    strings' mark (:attr:`ParsedRequest.long_strings`).
 
     Raises:
         BadRequest: it is not JSON, or beyond those limits (SPEC 12.1).
         InvalidRequest: it is not an object.
     """
-    body = load_json(raw)
+    body, long_strings = load_json(raw)
     if not isinstance(body, dict):
         raise InvalidRequest("the body must be a JSON object", code="invalid_json")
-    return body
+    return body, long_strings
 
 
 def message_list(body: Mapping[str, Any]) -> list[Any]:

@@ -1,7 +1,9 @@
 """SPEC 16: a request's peak memory is at most 8x its body size. What the proxy builds from a
 16 MiB body (the parsed body, the hooks' models, the body it forwards with a pair added) is
 measured with ``tracemalloc``, from the body's bytes on: allocation counts, not timings, so a
-busy machine does not change the figure."""
+busy machine does not change the figure. Before the hooks' stand-ins, the bytes parser and the
+writer's slices, one 16 MiB string with an emoji peaked at 13x, 100,000 short messages at
+10-12x, a 100,000-message tool loop at 17x (chat)."""
 
 from __future__ import annotations
 
@@ -41,6 +43,12 @@ def one_string() -> list[dict[str, Any]]:
     return [{"role": "user", "content": "é" * (BODY_BYTES // 2 - 100)}]
 
 
+def one_string_with_an_emoji() -> list[dict[str, Any]]:
+    """One message holding almost the whole body, ASCII but for one emoji at its end: a Python
+    string of it takes four bytes a character throughout."""
+    return [{"role": "user", "content": "x" * (BODY_BYTES - 200) + "\U0001f600"}]
+
+
 def many_short_messages() -> list[dict[str, Any]]:
     """As many messages as a request may hold, about 160 bytes each: each costs its Python
     objects, a few times its JSON."""
@@ -73,7 +81,7 @@ def body(dialect: Dialect, messages: list[dict[str, Any]]) -> bytes:
 @pytest.mark.parametrize("dialect", [CHAT, RESPONSES, ANTHROPIC], ids=lambda d: d.name)
 @pytest.mark.parametrize(
     "shape",
-    [many_messages, one_string, many_short_messages],
+    [many_messages, one_string, one_string_with_an_emoji, many_short_messages],
     ids=lambda s: s.__name__,
 )
 def test_reading_validating_and_writing_a_16_mib_body_peaks_within_8x_its_size(

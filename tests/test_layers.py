@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, int]] = [
     ("agent_hooks._toolnames", 0),
     ("agent_hooks._lazy", 0),
     ("agent_hooks._log_filters", 0),
+    ("agent_hooks._json_writer", 0),
     ("agent_hooks.config", 1),
     ("agent_hooks.tools", 2),
     ("agent_hooks.injection", 3),

@@ -3,6 +3,9 @@ OpenAI-format dicts ``serve`` relays and the ``Message`` lists the adapters keep
 
 from __future__ import annotations
 
+import hashlib
+import json
+import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
@@ -100,6 +103,33 @@ def test_two_histories_under_one_session_keep_separate_state() -> None:
     assert conversation_key(ConversationSource("user", "s1"), None) != conversation_key(
         session, None
     )
+
+
+def test_a_message_digest_is_the_sha256_of_its_canonical_json_as_json_dumps_writes_it() -> None:
+    """Stored anchors and conversation keys hold digests: writing them in pieces (SPEC 16)
+    must not change one (these messages are their own canonical form)."""
+    long = "x" * 100_000 + "\U0001f600"
+    messages: list[dict[str, Any]] = [
+        USER,
+        {"role": "user", "content": long, "name": "\ud800", "z": [1.5, None, {"b": 1, "a": 2}]},
+        {"role": "user", "content": [{"type": "text", "text": long}, {"type": "image"}] * 3},
+    ]
+    for message in messages:
+        text = json.dumps(message, sort_keys=True, ensure_ascii=False, default=str)
+        expected = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        assert client_message_digest(message) == expected
+
+
+def test_the_digest_of_a_long_message_with_an_emoji_makes_no_string_of_it_whole() -> None:
+    """Its escaped JSON as one ``str`` would take four bytes a character (SPEC 16)."""
+    message = {"role": "user", "content": "x" * 4 * 1024 * 1024 + "\U0001f600"}
+    tracemalloc.start()
+    try:
+        client_message_digest(message)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1024 * 1024
 
 
 def test_a_moved_cache_breakpoint_does_not_change_a_message_digest() -> None:

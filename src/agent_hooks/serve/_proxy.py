@@ -22,7 +22,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from agent_hooks import HookEvent, HookFailedError, HookRunRecord
-from agent_hooks.messages import Message
 from agent_hooks.serve._dialects import (
     ANTHROPIC,
     ANTHROPIC_COUNT_TOKENS,
@@ -31,7 +30,6 @@ from agent_hooks.serve._dialects import (
     Dialect,
     ParsedRequest,
     RenderContext,
-    validate_messages,
 )
 from agent_hooks.serve._errors import ProxyError
 from agent_hooks.serve._families import FamilyRule, model_family
@@ -44,6 +42,7 @@ from agent_hooks.serve._relay import (
     log_client_gone,
     unless_client_leaves,
 )
+from agent_hooks.serve._runner_input import RunnerInput, reads_history
 from agent_hooks.serve._tenancy import tenant_of
 from agent_hooks.serve._transport import UpstreamAnswer
 from agent_hooks.serve._upstream import UpstreamClient, passthrough_headers
@@ -182,7 +181,7 @@ class HooksProxy:
         records: list[HookRunRecord] = []
         if not dialect.counts_tokens:
             history, records = await self._run_hooks(
-                request, generation, hooks_input, parsed, context, work
+                request, generation, hooks_input, context, work
             )
         untouched = _same_objects(history, hooks_input)  # the hooks added or dropped nothing
         if untouched and (parsed.held or all(e.anchor is not None for e in reapplied.kept)):
@@ -351,17 +350,15 @@ class HooksProxy:
         request: Request,
         generation: Generation,
         messages: list[dict[str, Any]],
-        parsed: ParsedRequest,
         context: dict[str, str],
         work: _Work,
     ) -> tuple[list[dict[str, Any]], list[HookRunRecord]]:
         """The history to forward and the hooks' records: ``messages`` itself without hooks.
 
-        Each message is validated once: the models the dialect validated are handed to the
-        runner as they are (only stored pairs and messages rebuilt since are new to it). The
-        runner returns the very objects it was given for the messages it left alone, so those
-        go upstream as the client's (or the store's) own dicts, never dumped again; only what
-        the hooks wrote is. Validating a large history is ``work`` off the event loop.
+        The runner gets a model only for the messages it reads (:class:`RunnerInput`), and
+        returns the very objects it was given for the messages it left alone, so those go
+        upstream as the client's (or the store's) own dicts, never dumped again; only what the
+        hooks wrote is. Preparing a large history is ``work`` off the event loop.
 
         Raises:
             HookFailed: a hook with ``on_error: fail`` failed (424).
@@ -369,27 +366,17 @@ class HooksProxy:
         runner = generation.runner
         if runner is None or not generation.has_start_hooks:
             return messages, []
-        known: dict[int, Message] = {}
-        if parsed.models is not None:
-            known = {
-                id(raw): model for raw, model in zip(parsed.history, parsed.models, strict=True)
-            }
-        unknown = [raw for raw in messages if id(raw) not in known]
-        if unknown:  # stored pairs; every message of a dialect that did not validate its own
-            validated = await work.run(lambda: validate_messages(unknown))
-            known.update({id(raw): model for raw, model in zip(unknown, validated, strict=True)})
-        models = [known[id(raw)] for raw in messages]
+        event = HookEvent.ON_REQUEST_START
+        given = await work.run(lambda: RunnerInput(messages, whole=reads_history(runner, event)))
         try:
-            run = await runner.run(HookEvent.ON_REQUEST_START, models, request=context)
+            run = await runner.run(event, given.models, request=context)
         except HookFailedError as exc:
             self._metrics.hooks(exc.run.records)
             request.state.hooks = _outcomes(exc.run.records)
             raise HookFailed(str(exc)) from exc
         self._metrics.hooks(run.records)
         request.state.hooks = _outcomes(run.records)
-        originals = {id(model): raw for model, raw in zip(models, messages, strict=True)}
-        history = [originals.get(id(message)) or message.to_openai() for message in run.messages]
-        return history, run.records
+        return given.history(run.messages), run.records
 
     def _relay(self, dialect: Dialect, answer: UpstreamAnswer, turn: _Turn) -> StreamRelay:
         """Pass a successful answer's events on as they arrive; reassemble it on the way.
@@ -423,12 +410,11 @@ class HooksProxy:
         out, on the turn's own manifest: failures can only be logged."""
         runner = turn.generation.runner
         assert runner is not None  # completion hooks are collected only with a runner
+        event = HookEvent.ON_COMPLETION
+        given = RunnerInput([*turn.history, answer], whole=reads_history(runner, event))
         try:
             run = await runner.run(
-                HookEvent.ON_COMPLETION,
-                [*turn.history, answer],
-                request=turn.context,
-                completion=_COMPLETION_FACTS,
+                event, given.models, request=turn.context, completion=_COMPLETION_FACTS
             )
         except HookFailedError as exc:
             self._metrics.hooks(exc.run.records)
@@ -478,7 +464,8 @@ def _as_sent(raw: bytes, parsed: ParsedRequest, history: Sequence[Mapping[str, A
     """Whether the client's body can go upstream as it came: the hooks and the stored state
     changed no message (the very objects the dialect read, in order) and reading it changed no
     field. A body that starts with a byte order mark is rendered, so the upstream never gets
-    one (any other body is UTF-8: :func:`~agent_hooks.serve._limits.load_json` refuses the rest)."""
+    one (any other body is UTF-8: :func:`~agent_hooks.serve._json_body.load_json` refuses the
+    rest)."""
     return (
         not parsed.edited
         and _same_objects(history, parsed.history)
@@ -491,9 +478,12 @@ def _same(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def _items_of(messages: Sequence[Any], parsed: ParsedRequest) -> list[int]:
+def _items_of(messages: Sequence[Any], parsed: ParsedRequest) -> Sequence[int]:
     """The client item of each message left once the client's pairs are removed (a message
-    rebuilt without a forged call belongs to the item of the message before it)."""
+    rebuilt without a forged call belongs to the item of the message before it); the dialect's
+    own when none was (no map of a long history's messages is built, SPEC 16)."""
+    if _same_objects(messages, parsed.history):
+        return parsed.item_of
     item_by_id = {id(m): item for m, item in zip(parsed.history, parsed.item_of, strict=True)}
     items: list[int] = []
     last = 0

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar
 
+from agent_hooks._json_writer import write_json
 from agent_hooks.injection._ids import PREFIX_LENGTH, is_synthetic_call_id
 from agent_hooks.injection._trust import with_calls
 from agent_hooks.messages import Message, Role
@@ -115,15 +116,18 @@ def _canonical(message: Any) -> Any:
 
 
 def client_message_digest(message: Any) -> str:
-    """SHA-256 of a client message's canonical JSON (see :func:`_canonical`)."""
+    """SHA-256 of a client message's canonical JSON (see :func:`_canonical`): ``json.dumps``
+    with sorted keys, not ASCII-escaped, other values as their ``str``, hashed as it is written
+    (:func:`~agent_hooks._json_writer.write_json`: a client's 16 MiB message with one emoji is
+    not made a 64 MiB ``str`` and more, SPEC 16)."""
     if isinstance(message, Message):
         message = message.to_openai()
-    return digest(_CANONICAL_JSON.encode(_canonical(message)))
+    hashed = hashlib.sha256()
+    write_json(_canonical(message), hashed.update, encoder=_CANONICAL, errors="surrogatepass")
+    return hashed.hexdigest()
 
 
-_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
-"""One encoder for every digest: ``json.dumps`` with options builds a new one per call (a third
-of a small message's digest)."""
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 
 
 class ConversationSource(NamedTuple):

@@ -1,4 +1,4 @@
-"""The dialects write bodies a few list items at a time (SPEC 16), byte for byte as one
+"""The dialects write bodies in pieces (SPEC 16), byte for byte as one
 ``json.dumps`` would: the upstream sees the same bytes either way (SPEC 15)."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_hooks.serve._dialects._base import dump_body
+from agent_hooks.serve._json_body import load_json
 
 _SCALARS = (
     st.none()
@@ -33,3 +34,15 @@ def test_a_long_history_with_one_emoji_is_written_as_json_dumps_writes_it() -> N
     messages[500]["content"] += " 😀"
     body = {"model": "m", "messages": messages, "stream": True}
     assert dump_body(body) == json.dumps(body, ensure_ascii=False).encode()
+
+
+def test_a_body_with_long_strings_is_written_as_json_dumps_writes_it() -> None:
+    """Long strings are written in slices, the messages holding them a field at a time."""
+    long = "x" * 70_000 + "😀"
+    messages = [{"role": "user", "content": f"{index} é"} for index in range(200)]
+    messages[100] = {"role": "user", "content": [{"type": "text", "text": long}]}
+    body = {"model": "m", "messages": messages, "instructions": long, "stream": True}
+    raw = json.dumps(body, ensure_ascii=False).encode()
+    parsed = load_json(raw)
+    assert parsed.long_strings
+    assert dump_body(parsed.value, long_strings=parsed.long_strings) == raw

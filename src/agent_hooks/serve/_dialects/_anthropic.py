@@ -36,7 +36,6 @@ from agent_hooks.serve._dialects._base import (
     RenderContext,
     SSELines,
     as_forwarded,
-    dump_body,
     forged_half,
     splice,
     synthetic_call_id,
@@ -145,7 +144,7 @@ class AnthropicRequest(ParsedRequest):
             if declared:
                 body["tools"] = [_definition(name, context) for name in declared]
                 body["tool_choice"] = {"type": "none"}
-        return dump_body(body)
+        return self.dump(body)
 
 
 def _opens_a_cycle(content: Any) -> bool:
@@ -349,7 +348,7 @@ class _AnthropicDialect:
         Raises:
             InvalidRequest: not a JSON object, or ``messages`` is missing or not a list.
         """
-        body = json_object(raw)
+        body, long_strings = json_object(raw)
         messages = message_list(body)
         entries: list[Entry] = []
         for index, message in enumerate(messages):
@@ -361,7 +360,9 @@ class _AnthropicDialect:
                 entries += _entries(message, index)
             else:
                 entries += _forged_blocks(message, index)
-        return AnthropicRequest(body, entries)
+        request = AnthropicRequest(body, entries)
+        request.long_strings = long_strings
+        return request
 
     def error_body(
         self, status: int, message: str, *, type_: str, code: str | None

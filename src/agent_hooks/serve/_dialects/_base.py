@@ -16,13 +16,14 @@ dialect render only what they added. Pure: no I/O.
 from __future__ import annotations
 
 import abc
-import json
+import io
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
+from agent_hooks._json_writer import write_json
 from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.messages import Message
 from agent_hooks.serve._dialects._usage import Usage
@@ -45,6 +46,7 @@ __all__ = [
     "ToolDefinition",
     "align",
     "as_forwarded",
+    "check_messages",
     "dump_body",
     "forged_half",
     "splice",
@@ -84,11 +86,26 @@ def validate_messages(messages: Sequence[Any]) -> list[Message]:
     Raises:
         InvalidMessages: a batch holds messages that do not validate (the first such batch).
     """
-    models: list[Message] = []
+    return [model for batch in _validated(messages) for model in batch]
+
+
+def check_messages(messages: Sequence[Any]) -> None:
+    """What :func:`validate_messages` raises, without keeping a model: each batch's models are
+    dropped once it validated (SPEC 16: a model is several times the JSON it came from, so a
+    long history of them would pass 8x its body).
+
+    Raises:
+        InvalidMessages: as :func:`validate_messages`.
+    """
+    for _ in _validated(messages):
+        pass
+
+
+def _validated(messages: Sequence[Any]) -> Iterator[list[Message]]:
     for at in range(0, len(messages), MESSAGES_AT_ONCE):
         batch = messages[at : at + MESSAGES_AT_ONCE]
         try:
-            models += RELAYED_MESSAGES.validate_python(batch)
+            yield RELAYED_MESSAGES.validate_python(batch)
         except ValidationError as exc:
             named = {
                 at + first
@@ -96,7 +113,6 @@ def validate_messages(messages: Sequence[Any]) -> list[Message]:
                 if each["loc"] and isinstance(first := each["loc"][0], int)
             }
             raise InvalidMessages(named or set(range(at, at + len(batch)))) from exc
-    return models
 
 
 class InvalidRequest(BadRequest):
@@ -148,16 +164,13 @@ class RenderContext:
 
 
 class ParsedRequest(abc.ABC):
-    """A body read by its dialect: the history the hooks see, and how to write it back.
-
-    ``models`` are the history's messages already validated, one per ``history`` entry in the
-    same order, when the dialect had to validate them anyway (so the proxy does not again);
-    ``None`` when it did not.
-    """
+    """A body read by its dialect: the history the hooks see, and how to write it back."""
 
     body: dict[str, Any]
     history: list[dict[str, Any]]
-    models: Sequence[Message] | None = None
+    long_strings: bool = False
+    """Whether the body holds long strings (as :func:`~agent_hooks.serve._json_body.load_json`
+    found): :meth:`dump` then looks for them."""
 
     @property
     def stream(self) -> bool:
@@ -264,6 +277,10 @@ class ParsedRequest(abc.ABC):
     @abc.abstractmethod
     def render(self, history: Sequence[Mapping[str, Any]], context: RenderContext) -> bytes:
         """The body to forward: every field as it came, the hooks' pairs in place."""
+
+    def dump(self, body: Mapping[str, Any]) -> bytes:
+        """``body`` (this body, some fields replaced) as :func:`dump_body` writes it."""
+        return dump_body(body, long_strings=self.long_strings)
 
 
 class AnswerReader(Protocol):
@@ -382,37 +399,18 @@ class SSELines:
                     yield data
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False)
-_ITEMS_AT_ONCE = 64
-"""List items written by one call of the C encoder: enough that its per-call cost is nothing
-beside theirs, few enough that a worker thread rendering a long history lets the event loop in
-often (about every 256 KiB of 4 KiB messages)."""
+def dump_body(body: Mapping[str, Any], *, long_strings: bool = True) -> bytes:
+    """``json.dumps(body, ensure_ascii=False).encode()``, byte for byte, written in pieces
+    (:func:`~agent_hooks._json_writer.write_json`, SPEC 16: a list a batch of items at a time,
+    a long string in slices). ``long_strings=False``: the body holds none (its parse found
+    none), so they are not looked for.
 
-
-def dump_body(body: Mapping[str, Any]) -> bytes:
-    """``json.dumps(body, ensure_ascii=False).encode()``, byte for byte, written a few list items
-    at a time (SPEC 16).
-
-    One C call for the whole body holds the GIL throughout (in a worker thread, the event loop
-    waits for all of it: over 100 ms for 16 MiB) and builds the whole body as one string first,
-    which takes four bytes a character everywhere once one character is outside the BMP (an
-    emoji in one message). A top-level list (``messages``, ``input``) is written
-    :data:`_ITEMS_AT_ONCE` items at a time instead, each batch encoded to bytes at once, so the
-    interpreter can switch threads between batches and no string of the whole body exists.
+    The pieces go into one buffer that becomes the bytes returned without a copy (CPython's
+    ``BytesIO.getvalue``): the body is not held twice, as pieces and joined.
     """
-    pieces: list[bytes | memoryview] = [b"{"]
-    for index, (key, value) in enumerate(body.items()):
-        pieces += (b", " if index else b"", _ENCODER.encode(key).encode(), b": ")
-        if type(value) is not list or len(value) <= _ITEMS_AT_ONCE:
-            pieces.append(_ENCODER.encode(value).encode())
-            continue
-        pieces.append(b"[")
-        for at in range(0, len(value), _ITEMS_AT_ONCE):
-            batch = _ENCODER.encode(value[at : at + _ITEMS_AT_ONCE]).encode()
-            pieces += (b", " if at else b"", memoryview(batch)[1:-1])  # less its brackets
-        pieces.append(b"]")
-    pieces.append(b"}")
-    return b"".join(pieces)  # one copy: no piece is joined twice
+    out = io.BytesIO()
+    write_json(body, out.write, long_strings=long_strings)
+    return out.getvalue()
 
 
 def synthetic_call_id(message: Mapping[str, Any]) -> str | None:

@@ -13,10 +13,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent_hooks.messages import Message
 from agent_hooks.serve._dialects._base import (
     OPENAI_CREDENTIALS,
-    RELAYED_MESSAGES,
     Answer,
     Entry,
     InvalidMessages,
@@ -26,14 +24,14 @@ from agent_hooks.serve._dialects._base import (
     SSELines,
     align,
     as_forwarded,
-    dump_body,
+    check_messages,
     forged_half,
     splice,
-    validate_messages,
 )
 from agent_hooks.serve._dialects._usage import Usage, find_usage, openai_usage
 from agent_hooks.serve._families import Family
-from agent_hooks.serve._limits import check_message_count, load_json
+from agent_hooks.serve._json_body import load_json
+from agent_hooks.serve._limits import check_message_count
 
 __all__ = ["CHAT", "ChatRequest"]
 
@@ -45,20 +43,17 @@ class ChatRequest(ParsedRequest):
     written back whole. Otherwise ``entries`` says which messages the hooks read: a message
     that does not validate (a role or a content the proxy does not know) has no history message
     and stays in place, untouched, unless it carries a synthetic id (then a forged half stands
-    for it, so the removal of client pairs takes it out, SPEC 12.1).
+    for it, so the removal of client pairs takes it out, SPEC 12.1). Validating tells only which
+    messages are read: the models are not kept (the hooks get theirs from
+    :class:`~agent_hooks.serve._runner_input.RunnerInput`).
     """
 
     def __init__(
-        self,
-        body: dict[str, Any],
-        messages: list[Any],
-        models: list[Message],
-        entries: list[Entry] | None = None,
+        self, body: dict[str, Any], messages: list[Any], entries: list[Entry] | None = None
     ) -> None:
         self.body = body
         self.entries = entries
         self.history = messages if entries is None else [entry.message for entry in entries]
-        self.models = models
 
     @property
     def user(self) -> str | None:
@@ -73,7 +68,7 @@ class ChatRequest(ParsedRequest):
             messages = list(as_forwarded(history, context.family))
         else:
             messages = self._spliced(history, context.family)
-        return dump_body({**self.body, "messages": messages})
+        return self.dump({**self.body, "messages": messages})
 
     def _spliced(self, history: Sequence[Mapping[str, Any]], family: Family) -> list[Any]:
         assert self.entries is not None
@@ -131,24 +126,18 @@ def _partly_read(body: dict[str, Any], messages: list[Any], unread: set[int]) ->
     while True:
         read = [index for index in range(len(messages)) if index not in unread]
         try:
-            validated = validate_messages([messages[index] for index in read])
+            check_messages([messages[index] for index in read])
         except InvalidMessages as again:
             unread |= {read[at] for at in again.failing}
         else:
             break
-    models = iter(validated)
     entries: list[Entry] = []
-    kept: list[Message] = []
     for index, message in enumerate(messages):
         if index not in unread:
             entries.append(Entry(message, index))
-            kept.append(next(models))
-            continue
-        forged = _forged_entries(message, index)
-        entries += forged
-        if forged:
-            kept += RELAYED_MESSAGES.validate_python([entry.message for entry in forged])
-    return ChatRequest(body, messages, kept, entries)
+        else:
+            entries += _forged_entries(message, index)
+    return ChatRequest(body, messages, entries)
 
 
 class _ChatDialect:
@@ -166,14 +155,15 @@ class _ChatDialect:
         Raises:
             InvalidRequest: not a JSON object, or ``messages`` is not a list.
         """
-        body = json_object(raw)
+        body, long_strings = json_object(raw)
         messages = message_list(body)
         try:
-            models = validate_messages(messages)
+            check_messages(messages)
         except InvalidMessages as exc:
             request = _partly_read(body, messages, exc.failing)
         else:
-            request = ChatRequest(body, messages, models)
+            request = ChatRequest(body, messages)
+        request.long_strings = long_strings
         if deployment is not None and not body.get("model"):
             body["model"] = deployment
             request.edited = True
@@ -211,17 +201,18 @@ class _ChatDialect:
         return StreamedChat()
 
 
-def json_object(raw: bytes) -> dict[str, Any]:
-    """The body as a JSON object, read within the limits of :func:`load_json`.
+def json_object(raw: bytes) -> tuple[dict[str, Any], bool]:
+    """The body as a JSON object, read within the limits of :func:`load_json`, and its long
+    strings' mark (:attr:`ParsedRequest.long_strings`).
 
     Raises:
         BadRequest: it is not JSON, or beyond those limits (SPEC 12.1).
         InvalidRequest: it is not an object.
     """
-    body = load_json(raw)
+    body, long_strings = load_json(raw)
     if not isinstance(body, dict):
         raise InvalidRequest("the body must be a JSON object", code="invalid_json")
-    return body
+    return body, long_strings
 
 
 def message_list(body: Mapping[str, Any]) -> list[Any]:

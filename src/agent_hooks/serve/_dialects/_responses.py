@@ -30,7 +30,6 @@ from agent_hooks.serve._dialects._base import (
     SSELines,
     align,
     as_forwarded,
-    dump_body,
     forged_half,
     splice,
     synthetic_call_id,
@@ -96,10 +95,10 @@ class ResponsesRequest(ParsedRequest):
         )
         original = self.body.get("input")
         if isinstance(original, str) and items == self._items:
-            return dump_body(self.body)
+            return self.dump(self.body)
         if "input" not in self.body and not items:
-            return dump_body(self.body)
-        return dump_body({**self.body, "input": items})
+            return self.dump(self.body)
+        return self.dump({**self.body, "input": items})
 
 
 def _forwarded(
@@ -233,7 +232,7 @@ class _ResponsesDialect:
             InvalidRequest: not a JSON object, or ``input`` is neither a string nor a list.
             BadRequest: more than 100,000 input items (SPEC 12.1), or JSON past its limits.
         """
-        body = json_object(raw)
+        body, long_strings = json_object(raw)
         raw_input = body.get("input")
         if isinstance(raw_input, str):
             items: list[Any] = [{"role": "user", "content": raw_input}]
@@ -249,7 +248,9 @@ class _ResponsesDialect:
         entries = [
             entry for index, item in enumerate(items) if (entry := _entry(item, index)) is not None
         ]
-        return ResponsesRequest(body, items, entries)
+        request = ResponsesRequest(body, items, entries)
+        request.long_strings = long_strings
+        return request
 
     def error_body(
         self, status: int, message: str, *, type_: str, code: str | None

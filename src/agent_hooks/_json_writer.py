@@ -1,0 +1,177 @@
+"""JSON written in pieces: the bytes of ``encoder.encode(value)``, without a ``str`` of the whole.
+
+``json.dumps`` builds one ``str`` of the whole value, and a ``str`` takes up to four bytes a
+character: one character outside the BMP (an emoji) makes every character of it take four, one
+outside Latin-1 two. The escaped copy of a long string and the joined text beside the value
+itself made a 16 MiB body with one emoji cost 13x its size to write (SPEC 16). So
+:func:`write_json` writes a list a batch of items at a time, each batch encoded to bytes at once,
+and a long string in slices: no ``str`` larger than a batch or a slice exists. A batch holds at
+most :data:`ITEMS_AT_ONCE` items and about :data:`CHARS_AT_ONCE` characters (sized by the batch
+before it), which also lets a worker thread hand the GIL over between batches.
+
+Pure: bytes go to the ``write`` callable given (a buffer's ``write``, a hash's ``update``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["CHARS_AT_ONCE", "ITEMS_AT_ONCE", "LONG_STRING_CHARS", "write_json"]
+
+LONG_STRING_CHARS = 1 << 16
+"""Strings from this length are written in slices, and the containers holding them a value at a
+time: a batch holding one could not be kept to :data:`CHARS_AT_ONCE`."""
+ITEMS_AT_ONCE = 64
+"""List items written by one call of the C encoder, at most: enough that its per-call cost is
+nothing beside theirs, few enough that a worker thread writing a long history lets the event
+loop in often (about every 256 KiB of 4 KiB messages)."""
+CHARS_AT_ONCE = 256 * 1024
+"""About how many characters one batch writes (a ``str`` of them: at most 1 MiB)."""
+_FIRST_BATCH = 8
+"""Items in a list's first batch, before any size is known: a list this short is one batch."""
+_SLICE_CHARS = 64 * 1024
+"""Characters of a long string written at once."""
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+_Write = Callable[[bytes | memoryview], object]
+
+
+def write_json(
+    value: Any,
+    write: _Write,
+    *,
+    encoder: json.JSONEncoder = _ENCODER,
+    errors: str = "strict",
+    long_strings: bool = True,
+) -> None:
+    """Write ``encoder.encode(value).encode("utf-8", errors)`` to ``write``, in pieces.
+
+    ``encoder`` must write without indentation and with the default separators (its
+    ``sort_keys`` is followed). ``long_strings``: ``value`` may hold strings of
+    :data:`LONG_STRING_CHARS` or more; ``False`` when the caller knows it holds none (the
+    parser's walk found none), which spares a walk over it. A value without a long string or a
+    list longer than a first batch, at the top or as a field of the top-level object, is
+    written at once (a small body: one call, as ``json.dumps``).
+    """
+    hot = _holding(value) if long_strings else set()
+    if not hot and not _has_long_list(value):
+        write(encoder.encode(value).encode("utf-8", errors))
+        return
+    writer = _Writer(write, encoder, errors, hot)
+    if type(value) is dict:
+        writer.write_object(value)
+    else:
+        writer.write(value)
+
+
+def _has_long_list(value: Any) -> bool:
+    if type(value) is list:
+        return len(value) > _FIRST_BATCH
+    return type(value) is dict and any(
+        type(field) is list and len(field) > _FIRST_BATCH for field in value.values()
+    )
+
+
+class _Writer:
+    """Writes values; ``hot`` holds the ``id()`` of the long strings and of every container that
+    holds one (at any depth): those are written a value at a time, the rest by the C encoder."""
+
+    def __init__(self, write: _Write, encoder: json.JSONEncoder, errors: str, hot: set[int]):
+        self._write = write
+        self._encoder = encoder
+        self._errors = errors
+        self._hot = hot
+
+    def write(self, value: Any) -> None:
+        if id(value) not in self._hot:
+            if type(value) is list and len(value) > _FIRST_BATCH:
+                self.write_list(value)
+            else:
+                self._write(self._encoder.encode(value).encode("utf-8", self._errors))
+        elif type(value) is str:
+            self._write_long(value)
+        elif type(value) is list:
+            self.write_list(value)
+        else:
+            self.write_object(value)
+
+    def write_object(self, value: Mapping[Any, Any]) -> None:
+        if not all(type(key) is str for key in value):
+            self._write(self._encoder.encode(value).encode("utf-8", self._errors))
+            return  # keys the encoder converts (numbers, None): rare, never a parsed body's
+        write = self._write
+        items = sorted(value.items()) if self._encoder.sort_keys else value.items()
+        write(b"{")
+        for index, (key, item) in enumerate(items):
+            if index:
+                write(b", ")
+            write(self._encoder.encode(key).encode("utf-8", self._errors))
+            write(b": ")
+            self.write(item)
+        write(b"}")
+
+    def write_list(self, items: list[Any]) -> None:
+        """Batches of items, each sized by the one before; a hot item alone."""
+        write, hot = self._write, self._hot
+        write(b"[")
+        at, size = 0, _FIRST_BATCH
+        while at < len(items):
+            if at:
+                write(b", ")
+            if hot and id(items[at]) in hot:
+                self.write(items[at])
+                at += 1
+                continue
+            end = min(at + size, len(items))
+            if hot:
+                end = next((i for i in range(at, end) if id(items[i]) in hot), end)
+            text = self._encoder.encode(items[at:end])
+            write(memoryview(text.encode("utf-8", self._errors))[1:-1])  # less its brackets
+            size = max(1, min(ITEMS_AT_ONCE, (end - at) * CHARS_AT_ONCE // len(text)))
+            at = end
+        write(b"]")
+
+    def _write_long(self, text: str) -> None:
+        """Escaping is per character, so the slices escaped one by one are the whole escaped."""
+        write = self._write
+        write(b'"')
+        for at in range(0, len(text), _SLICE_CHARS):
+            escaped = self._encoder.encode(text[at : at + _SLICE_CHARS])
+            write(escaped[1:-1].encode("utf-8", self._errors))
+        write(b'"')
+
+
+_Link = tuple[Any, "_Link | None"]
+"""A container, and the link of the container that holds it (``None`` at the top)."""
+
+
+def _holding(value: Any) -> set[int]:
+    """The ``id()`` of ``value``'s long strings and of every container that holds one: walked
+    level by level, each container linked to the one that holds it; a long string marks the
+    containers up its links."""
+    hot: set[int] = set()
+    if type(value) is str:
+        return {id(value)} if len(value) >= LONG_STRING_CHARS else hot
+    level: list[_Link] = [(value, None)] if type(value) is dict or type(value) is list else []
+    while level:
+        level = [
+            (child, link)
+            for link in level
+            for child in (link[0].values() if type(link[0]) is dict else link[0])
+            if type(child) is dict
+            or type(child) is list
+            or (type(child) is str and len(child) >= LONG_STRING_CHARS and _mark(hot, child, link))
+        ]
+    return hot
+
+
+def _mark(hot: set[int], text: str, link: _Link | None) -> bool:
+    """Mark ``text`` and the containers up ``link`` hot; false, so the walk goes on."""
+    hot.add(id(text))
+    while link is not None and id(link[0]) not in hot:
+        hot.add(id(link[0]))
+        link = link[1]
+    return False

@@ -12,14 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_hooks._json_writer import LONG_STRING_CHARS, write_json
+from tests._support.strategies import JSON_SCALARS
 
-_SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text()
-)
 _LONG = st.builds(
     lambda text, tail: text * (LONG_STRING_CHARS // len(text) + 1) + tail,
     st.text(min_size=1, max_size=3),
@@ -27,7 +21,7 @@ _LONG = st.builds(
 )
 """Strings long enough to be written in slices, in every width of ``str``."""
 _VALUES = st.recursive(
-    _SCALARS | _LONG,
+    JSON_SCALARS | _LONG,
     lambda inner: st.lists(inner, max_size=70) | st.dictionaries(st.text(), inner),
     max_leaves=12,
 )

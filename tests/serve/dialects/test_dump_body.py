@@ -11,16 +11,10 @@ from hypothesis import strategies as st
 
 from agent_hooks.serve._dialects._base import dump_body
 from agent_hooks.serve._json_body import load_json
+from tests._support.strategies import JSON_SCALARS
 
-_SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text()
-)
 _VALUES = st.recursive(
-    _SCALARS, lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=20
+    JSON_SCALARS, lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=20
 )
 
 

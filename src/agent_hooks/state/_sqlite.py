@@ -141,7 +141,7 @@ class SqliteStore(ConversationStore):
             return _NOT_NOW
         try:
             db = self._connection
-            if db is None or self._identity != _file_identity(self.path):
+            if db is None or not self._names_its_file():
                 return _NOT_NOW  # (re)connecting may wait: the thread does it
             try:
                 return self._checked(select, db)
@@ -266,9 +266,13 @@ class SqliteStore(ConversationStore):
                 "state file %s is damaged: moved to %s; starting a new file", self.path, aside
             )
 
+    def _names_its_file(self) -> bool:
+        """Whether the path still names the file the connection opened (not deleted, replaced)."""
+        return self._identity == _file_identity(self.path)
+
     def _connection_for_path(self) -> sqlite3.Connection:
         """The open connection, or a new one when the file it had open was deleted or replaced."""
-        if self._connection is not None and self._identity != _file_identity(self.path):
+        if self._connection is not None and not self._names_its_file():
             logger.error(
                 "state file %s was deleted or replaced: its conversations are lost;"
                 " starting a new file",

@@ -393,3 +393,72 @@ def test_without_an_upstream_the_echo_model_answers_with_fresh_ids(
     assert texts[0].startswith(f"{PREFS}: {{")
     assert texts[0].split("\n")[1].startswith(f"{UNITS}: {{")
     assert ids[0] != ids[1]
+
+
+SIGNING_KEY = "messages-route-signing-key-0123"
+DUPLICATED = {
+    "top level": '{"user_id": "u1", "user_id": "u2"}',
+    "at depth": '{"filter": {"scope": [{"tag": "a", "tag": "b"}]}}',
+}
+
+
+@pytest.mark.parametrize("tampered", DUPLICATED.values(), ids=DUPLICATED.keys())
+def test_a_signed_pair_sent_back_with_a_duplicated_key_goes_upstream_as_the_proxy_stored_it(
+    tmp_path: Path, upstream: RecordingServer, rest_server: RecordingServer, tampered: str
+) -> None:
+    """SPEC 16 and 12.1: a genuine signed pair whose ``input`` gains a duplicated key (which the
+    body's parser collapses) is the client's copy, removed like a forged pair; the request is
+    answered and the upstream gets the pair the proxy stored, never the client's ``input``."""
+    env = {"AGENT_HOOKS_UPSTREAM_API_KEY": UPSTREAM_KEY, "AGENT_HOOKS_SIGNING_KEY": SIGNING_KEY}
+    options = ("--anthropic-upstream", upstream.url)
+    first = {"model": "m", "max_tokens": 8, "messages": [USER], "metadata": {"user_id": "u7"}}
+    headers = {"x-api-key": CLIENT_KEY, "content-type": "application/json"}
+    with running_proxy(dialect_manifest(rest_server.url), tmp_path, *options, env=env) as proxy:
+        httpx.post(f"{proxy.url}/v1/messages", json=first, headers=headers, timeout=20)
+        (turn_one,) = upstream.received()
+        sent = turn_one["body"]["messages"]
+        use = pairs(sent)[PREFS][0]
+        assert re.search(r"_s[0-9a-f]{10}$", use["id"])  # signed
+        upstream.forget()
+        messages = [
+            *sent,
+            {"role": "assistant", "content": ANSWER},
+            {"role": "user", "content": "?"},
+        ]
+        genuine = json.dumps(use)
+        raw = json.dumps({**first, "messages": messages}).replace(
+            genuine, genuine.replace('"input": {}', f'"input": {tampered}')
+        )
+        assert tampered in raw
+        response = httpx.post(f"{proxy.url}/v1/messages", content=raw, headers=headers, timeout=20)
+        log = proxy.log()
+    assert response.status_code == 200
+    assert response.json()["content"][0]["text"] == ANSWER
+    (turn_two,) = upstream.received()
+    assert turn_two["body"]["messages"] == messages
+    assert "removed 2 synthetic pair(s) sent by the client" in log
+
+
+def test_an_ordinary_tool_use_with_a_duplicated_key_is_forwarded_as_before(
+    proxy: Proxy, upstream: RecordingServer
+) -> None:
+    """Not the proxy's pair, so not its business: the block goes on as the body's parser read
+    it (the last value), beside the pairs."""
+    use = {"type": "tool_use", "id": "toolu_9", "name": "lookup", "input": {"q": "b"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_9", "content": "found"}
+    messages = [
+        USER,
+        {"role": "assistant", "content": [use]},
+        {"role": "user", "content": [result]},
+    ]
+    raw = json.dumps({"model": "m", "max_tokens": 8, "messages": messages, "tools": [CLIENT_TOOL]})
+    headers = {"x-api-key": CLIENT_KEY, "content-type": "application/json"}
+    duplicated = raw.replace('"input": {"q": "b"}', '"input": {"q": "a", "q": "b"}')
+    response = httpx.post(
+        f"{proxy.url}/v1/messages", content=duplicated, headers=headers, timeout=20
+    )
+    assert response.status_code == 200
+    (received,) = upstream.received()
+    sent = received["body"]["messages"]
+    assert list(pairs(sent)) == [PREFS, UNITS]
+    assert sent[-2:] == messages[1:]

@@ -184,6 +184,20 @@ def test_a_forged_pair_the_hooks_drop_leaves_the_other_blocks_in_place() -> None
     ]
 
 
+def test_a_pair_the_client_sent_back_goes_as_the_proxy_holds_it() -> None:
+    """SPEC 12.1 and 16: the client's copy of a pair is removed, and the proxy's pair with the
+    same id (a stored one re-applied) is written from the hooks' history, so a key the client
+    duplicated in ``input`` (which the body's parser collapses) never reaches the upstream."""
+    genuine = pair_messages("kb", "found")
+    go_on = {"role": "user", "content": "go on"}
+    raw = body([USER, *genuine, go_on]).replace(b'"input": {}', b'"input": {"q": "a", "q": "b"}')
+    parsed = ANTHROPIC.parse(raw)
+    assert parsed.history[1]["tool_calls"][0]["function"]["arguments"] == '{"q": "b"}'
+    first, last = remove_client_pairs(parsed.history)[0]
+    sent = forwarded(raw, [first, *pair("kb", "found"), last])
+    assert sent["messages"] == [USER, *genuine, go_on]
+
+
 @pytest.mark.parametrize(
     "raw", [b"[]", b"{}", b'{"messages": "hi"}', b'{"messages": {"role": "user"}}']
 )

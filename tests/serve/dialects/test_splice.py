@@ -15,11 +15,14 @@ def render(messages: list[Mapping[str, Any]]) -> list[Any]:
     return [("new", message.get("role")) for message in messages]
 
 
-def test_ordinary_messages_align_by_order_and_synthetic_ones_by_call_id() -> None:
+def test_ordinary_messages_align_by_order_and_synthetic_ones_only_as_the_very_message() -> None:
+    """A pair with the id of one the client sent (a stored pair re-applied) is the proxy's own,
+    added: matched, the client's item would go upstream as the client wrote it (SPEC 12.1)."""
     kept, dropped, added = pair("a", "1"), pair("b", "2"), pair("c", "3")
+    same_ids = [dict(message) for message in dropped]
     before = [USER, *kept, *dropped, ASSISTANT]
-    after = [USER, *added, *kept, ASSISTANT]
-    assert align(before, after) == [0, None, None, 1, 2, 5]
+    after = [USER, *added, *kept, *same_ids, ASSISTANT]
+    assert align(before, after) == [0, None, None, 1, 2, None, None, 5]
 
 
 def test_untouched_items_are_copied_dropped_ones_left_out_and_added_ones_rendered() -> None:

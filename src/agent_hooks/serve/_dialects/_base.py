@@ -8,7 +8,7 @@ understand (reasoning, images, hosted tool calls...) have no entry at all and st
 
 The hooks only ever add synthetic pairs, drop synthetic pairs (forged, unverified) and leave every
 other message as it was (SPEC section 4), so the history they return is aligned with the one they
-were given by call id (synthetic messages) and by order (every other message):
+were given by identity (synthetic messages) and by order (every other message):
 :func:`splice` then copies each untouched item verbatim, drops what the hooks dropped and lets the
 dialect render only what they added. Pure: no I/O.
 """
@@ -462,25 +462,27 @@ def align(
     """For each message of ``after``, the index in ``before`` of the message it is, or ``None``
     when the hooks added it.
 
-    Synthetic messages are matched by role and call id, every other message by order: the hooks
-    never add, drop or change an ordinary message.
+    Ordinary messages are matched by order (the hooks never add, drop or change one); a
+    synthetic message only when it is the very object of ``before``. One that merely carries the
+    id of a client's synthetic message is the proxy's own (a stored pair re-applied, a pair the
+    hooks wrote again): matched, the client's item would go upstream as the client wrote it (its
+    arguments or content edited, a key duplicated in an Anthropic ``input``) in the pair's place,
+    though SPEC 12.1 removes every pair a client sends.
     """
-    synthetic: dict[tuple[Any, str], int] = {}
+    synthetic: dict[int, int] = {}
     ordinary: list[int] = []
     for index, message in enumerate(before):
-        call_id = synthetic_call_id(message)
-        if call_id is None:
+        if synthetic_call_id(message) is None:
             ordinary.append(index)
         else:
-            synthetic.setdefault((message.get("role"), call_id), index)
+            synthetic[id(message)] = index
     remaining = iter(ordinary)
     matches: list[int | None] = []
     for message in after:
-        call_id = synthetic_call_id(message)
-        if call_id is None:
+        if synthetic_call_id(message) is None:
             matches.append(next(remaining))
         else:
-            matches.append(synthetic.pop((message.get("role"), call_id), None))
+            matches.append(synthetic.pop(id(message), None))
     return matches
 
 

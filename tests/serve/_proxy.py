@@ -69,14 +69,14 @@ def running_proxy(
         )
     proxy = Proxy(f"http://127.0.0.1:{port}", process, log_path)
     try:
-        _wait_until_healthy(proxy)
+        wait_until_healthy(proxy)
         yield proxy
     finally:
         proxy.close_clients()
         stop(process)
 
 
-def _wait_until_healthy(proxy: Proxy) -> None:
+def wait_until_healthy(proxy: Proxy) -> None:
     deadline = time.monotonic() + STARTUP_DEADLINE_SECONDS
     while time.monotonic() < deadline:
         try:

@@ -6,7 +6,6 @@ Every request below opens a connection of its own, so the kernel hands it to eit
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -20,10 +19,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.serve._proxy import CLIENT_KEY, Proxy, running_proxy
+from tests.serve._proxy import CLIENT_KEY, Proxy, running_proxy, wait_until_healthy
 from tests.serve.test_proxy import USER, eventually, is_pair_at, manifest, tool_hits
 from tests.serve.upstream_server import ANSWER
 from tests.servers.fixtures import RecordingServer
+from tests.servers.processes import free_port, stop
 
 ACCESS_LINE = re.compile(r"^\[(\d+)\] INFO agent_hooks\.serve: request method=POST .*status=200")
 MOST_REQUESTS = 60
@@ -224,41 +224,121 @@ def left_running(run: str) -> list[int]:
     return found
 
 
+WORKERS_CANNOT_OPEN_THE_STORE = """
+import multiprocessing
+
+import agent_hooks.state
+
+_open_store = agent_hooks.state.open_store
+
+
+def open_store(*args, **kwargs):
+    if multiprocessing.parent_process() is not None:  # a worker, not the parent that checked
+        raise OSError("cannot open the state file: the disk is full")
+    return _open_store(*args, **kwargs)
+
+
+agent_hooks.state.open_store = open_store
+"""
+"""A ``sitecustomize`` that lets the parent open the store and no worker (a disk filled up in
+between, say)."""
+
+
 def test_a_worker_that_cannot_start_stops_serve_with_one_error_line_and_leaves_nothing(
     tmp_path: Path,
 ) -> None:
-    """The manifest is a descriptor only the parent has (``serve /dev/fd/N``): the parent loads
-    it, no worker can. Exit 1 with one ``error:`` line saying why (not one per worker), no
-    worker left running, nothing left in the temporary directory (the metrics directory)."""
-    manifest = tmp_path / "manifest.json"
-    manifest.write_text("{}")
+    """Exit 1 with one ``error:`` line saying why (not one per worker), no worker left running,
+    nothing left in the temporary directory (the metrics directory)."""
+    (tmp_path / "manifest.json").write_text("{}")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(WORKERS_CANNOT_OPEN_THE_STORE)
     temporary = tmp_path / "tmp"
     temporary.mkdir()
-    with manifest.open("rb") as file:
-        # Far above the few descriptors a worker has when it reads the manifest, so the number
-        # names nothing there.
-        inherited = fcntl.fcntl(file.fileno(), fcntl.F_DUPFD_CLOEXEC, 100)
-        try:
-            done = subprocess.run(
-                [sys.executable, "-m", "agent_hooks.serve", f"/dev/fd/{inherited}", "--port", "0",
-                 "--state", f"sqlite:///{tmp_path}/state.db", "--workers", "2"],
-                pass_fds=(inherited,),
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-                env={**os.environ, "TMPDIR": str(temporary), RUN_MARKER: tmp_path.name},
-            )  # fmt: skip
-        finally:
-            os.close(inherited)
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_hooks.serve", str(tmp_path / "manifest.json"),
+         "--port", "0", "--state", f"sqlite:///{tmp_path}/state.db", "--workers", "2"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "TMPDIR": str(temporary), RUN_MARKER: tmp_path.name,
+             "PYTHONPATH": os.pathsep.join([str(site), *sys.path])},
+    )  # fmt: skip
     assert done.returncode == 1
     lines = done.stderr.splitlines()
     (error,) = [line for line in lines if "error" in line.lower()]
     assert re.fullmatch(
-        rf"error: worker \d+ could not start: 1 manifest error in /dev/fd/{inherited}:"
-        r" \$: cannot read file: .*",
+        r"error: worker \d+ could not start: cannot open the state file: the disk is full",
         error,
     ), done.stderr
     assert "Traceback" not in done.stderr
     assert left_running(tmp_path.name) == []
     assert list(temporary.iterdir()) == []
+
+
+def test_workers_serve_a_manifest_only_the_parent_could_read(tmp_path: Path) -> None:
+    """``serve <(...) --workers 2``: a pipe is read once, by the parent; each worker starts from
+    the bytes the parent read and checked, and says so."""
+    clock = {"kind": "tool_call", "event": "on_request_start", "tool_name": "current_time"}
+    read_end, write_end = os.pipe()
+    os.write(write_end, json.dumps({"hooks": [clock]}).encode())
+    os.close(write_end)
+    port = free_port()
+    log_path = tmp_path / "serve.log"
+    try:
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "agent_hooks.serve", f"/dev/fd/{read_end}",
+                 "--port", str(port), "--state", f"sqlite:///{tmp_path}/state.db",
+                 "--workers", "2"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(read_end,),
+                env={**os.environ, "ENABLE_PREVIEW_FEATURES": "true"},
+            )  # fmt: skip
+    finally:
+        os.close(read_end)
+    proxy = Proxy(f"http://127.0.0.1:{port}", process, log_path)
+    try:
+        wait_until_healthy(proxy)
+        two_workers(proxy)
+        answered: set[int] = set()
+        while answered != workers(process.pid) and len(served_by(proxy)) < MOST_REQUESTS:
+            before = len(served_by(proxy))
+            text = httpx.post(
+                f"{proxy.url}/v1/chat/completions",
+                json={"model": "m", "messages": [USER]},
+                timeout=20,
+            ).json()["choices"][0]["message"]["content"]
+            assert text.startswith("current_time: "), text
+            answered.add(nth_served_by(proxy, before))
+        assert answered == workers(process.pid)
+        fallbacks = [line for line in proxy.log().splitlines() if "the server checked" in line]
+        assert len(fallbacks) == 2, proxy.log()
+        assert " ERROR " not in proxy.log()
+    finally:
+        stop(process)
+
+
+def test_a_worker_started_after_the_file_turned_invalid_serves_the_checked_manifest(
+    tmp_path: Path, upstream: RecordingServer
+) -> None:
+    """A worker that died is replaced; the manifest on disk is invalid by then (its reload was
+    refused, the workers kept theirs): the new worker starts from the manifest the parent
+    checked, instead of failing to start and taking the server down."""
+    clock = {"kind": "tool_call", "event": "on_request_start", "tool_name": "current_time"}
+    options = ("--upstream", upstream.url, "--workers", "2")
+    with running_proxy({"hooks": [clock]}, tmp_path, *options) as proxy:
+        first = two_workers(proxy)
+        (tmp_path / "manifest.json").write_text('{"hooks": [{"kind": "nonsense"}]}')
+        victim = min(first)
+        os.kill(victim, signal.SIGKILL)
+        eventually(lambda: True if "starting another" in proxy.log() else None)
+        (replacement,) = two_workers(proxy, besides=victim) - first
+        deadline = time.monotonic() + 20
+        while replacement not in served_by(proxy) and time.monotonic() < deadline:
+            chat(proxy, "after-invalid")
+        assert replacement in served_by(proxy)
+        assert proxy.process.poll() is None
+        assert f"[{replacement}] WARNING agent_hooks.serve: manifest not loaded from" in proxy.log()

@@ -282,7 +282,13 @@ def _serve(args: argparse.Namespace, worker: Worker | None = None) -> int:
     hooks = FeatureSettings().enable_preview_features
     metrics = Metrics(summed_from=worker.metrics_dir if worker else None)
     # configuration errors surface now (exit 2), bad hooks too, whatever the preview gate says
-    reloader = Reloader(args.manifest, hooks=hooks, on_reload=metrics.reload, watch=args.watch)
+    reloader = Reloader(
+        args.manifest,
+        hooks=hooks,
+        on_reload=metrics.reload,
+        watch=args.watch,
+        fallback=worker.manifest if worker else None,
+    )
     try:
         store = open_store(args.state, on_error=metrics.state_error)
     except (ValueError, OSError) as exc:
@@ -318,7 +324,9 @@ def _serve(args: argparse.Namespace, worker: Worker | None = None) -> int:
             from agent_hooks.serve._workers import supervise
 
             base_urls = {"upstream": upstream, "anthropic_upstream": anthropic_upstream}
-            return supervise(argparse.Namespace(**{**vars(args), **base_urls}), listening)
+            return supervise(
+                argparse.Namespace(**{**vars(args), **base_urls}), listening, reloader.first_read
+            )
     app: ASGIApp = create_app(settings)
     server = uvicorn.Server(
         uvicorn.Config(

@@ -58,8 +58,14 @@ class Reloader:
         hooks: bool,
         on_reload: ReloadCounter,
         watch: bool = False,
+        fallback: bytes | None = None,
     ) -> None:
-        """Load the manifest for the start.
+        """Load the manifest for the start; when ``path`` cannot be loaded, ``fallback``.
+
+        A ``--workers`` process falls back on the bytes the parent read and checked: a pipe
+        (``serve <(...) --workers 2``) can be read only once, and a worker started in place of
+        one that died must not stop the server because the file was since made invalid (the
+        other workers kept their manifest too).
 
         Raises:
             ConfigError: the manifest cannot be loaded (the server does not start).
@@ -68,13 +74,26 @@ class Reloader:
         self._hooks = hooks
         self._on_reload = on_reload
         self._watch = watch
-        data = read_manifest(path)
+        try:
+            data = read_manifest(path)
+            config = load_manifest(data, hooks=hooks, source=str(path))
+        except ConfigError as exc:
+            if fallback is None:
+                raise
+            logger.warning(
+                "manifest not loaded from %s (%s): starting from the one the server checked",
+                path,
+                exc.issues[0],
+            )
+            data = fallback
+            config = load_manifest(data, hooks=hooks, source=str(path))
+        self.first_read = data
+        """The bytes the start loaded (the parent hands them to its ``--workers``)."""
         self._loaded: str | None = _sha256(data)
         """The content last read (whether it loaded or not): ``--watch`` reloads when the file's
         differs. The file is read once per load and its fingerprint is of those very bytes, so a
         write racing the read causes one more reload, never a missed one, and a pipe (``serve
         <(...)``) is read once."""
-        config = load_manifest(data, hooks=hooks, source=str(path))
         self.generations = Generations(Generation.build(config, hooks=hooks))
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wanted: asyncio.Event | None = None

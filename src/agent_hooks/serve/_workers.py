@@ -69,6 +69,9 @@ class Worker:
 
     listening: socket.socket
     metrics_dir: Path
+    manifest: bytes
+    """The manifest as the parent read and checked it: what the worker starts from when the
+    path does not load (a pipe read once, a file since made invalid)."""
     started: Connection
     """Sent one message: empty once the worker's app has started, so the parent knows it serves;
     or why it cannot start (:meth:`failed`), for the parent to say."""
@@ -140,8 +143,9 @@ class _WorkerLines(logging.Formatter):
         return self._prefix + self._lines.format(record)
 
 
-def supervise(args: argparse.Namespace, listening: socket.socket) -> int:
-    """Serve ``listening`` with ``args.workers`` processes until SIGTERM or SIGINT; 0 once
+def supervise(args: argparse.Namespace, listening: socket.socket, manifest: bytes) -> int:
+    """Serve ``listening`` with ``args.workers`` processes, each starting from the ``manifest``
+    bytes the parent read, until SIGTERM or SIGINT; 0 once
     they all stopped, 1 when one could not start. The socket is closed and the metrics
     directory removed when it returns.
 
@@ -151,7 +155,9 @@ def supervise(args: argparse.Namespace, listening: socket.socket) -> int:
     metrics_dir = Path(tempfile.mkdtemp(prefix="agent-hooks-metrics-"))
     try:
         with _signals_noted() as noted:
-            supervisor = _Supervisor(args, listening, metrics_dir, _Logs.of_this_process())
+            supervisor = _Supervisor(
+                args, listening, manifest, metrics_dir, _Logs.of_this_process()
+            )
             status = supervisor.run(noted)
     finally:
         shutil.rmtree(metrics_dir, ignore_errors=True)
@@ -178,6 +184,7 @@ class _Running:
 class _Supervisor:
     args: argparse.Namespace
     listening: socket.socket
+    manifest: bytes
     metrics_dir: Path
     logs: _Logs
     running: list[_Running] = field(default_factory=list)
@@ -214,7 +221,7 @@ class _Supervisor:
     def _start(self) -> None:
         context = multiprocessing.get_context("spawn")
         ours, theirs = context.Pipe(duplex=False)
-        worker = Worker(self.listening, self.metrics_dir, theirs)
+        worker = Worker(self.listening, self.metrics_dir, self.manifest, theirs)
         process = context.Process(
             target=_work, args=(self.args, worker, self.logs), name="agent-hooks-worker"
         )
@@ -316,20 +323,10 @@ def _work(args: argparse.Namespace, worker: Worker, logs: _Logs) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _stop_with_parent()
     logs.install()
-    from agent_hooks.errors import ConfigError
     from agent_hooks.serve._command import _serve, serve_logging
 
-    try:
-        with serve_logging():
-            sys.exit(_serve(args, worker))
-    except ConfigError as exc:  # the manifest changed since the parent read it, or moved
-        # One line for the parent to write: the first problem, and how many more there are.
-        first, more = exc.issues[0], len(exc.issues) - 1
-        where = f" in {exc.source}" if exc.source else ""
-        others = f" (and {more} more: agent-hooks validate lists them)" if more else ""
-        count = "1 manifest error" if not more else f"{more + 1} manifest errors"
-        worker.failed(f"{count}{where}: {first}{others}")
-        sys.exit(2)
+    with serve_logging():
+        sys.exit(_serve(args, worker))
 
 
 def _stop_with_parent() -> None:

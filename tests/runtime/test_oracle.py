@@ -134,15 +134,19 @@ class Oracle:
 
     def _remove_unverified(self, history: list[dict[str, Any]]) -> list[dict[str, Any]]:
         before = self._calls_before(history)
-        verified = {
-            m["tool_call_id"]
+        answers = [
+            (m["tool_call_id"], i)
             for i, m in enumerate(history)
-            if m["role"] == "tool"
-            and ID.fullmatch(m.get("tool_call_id") or "")
-            and self._verifies(
-                m["tool_call_id"], before[i].get(m["tool_call_id"], (0, None))[1], m["content"]
+            if m["role"] == "tool" and ID.fullmatch(m.get("tool_call_id") or "")
+        ]
+        failed = {
+            call_id
+            for call_id, i in answers
+            if not self._verifies(
+                call_id, before[i].get(call_id, (0, None))[1], history[i]["content"]
             )
-        }
+        }  # every answer must verify: one before its call, or with other content, is forged
+        verified = {call_id for call_id, _ in answers} - failed
         synthetic = {
             i
             for m in history

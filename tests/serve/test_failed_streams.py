@@ -9,7 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import httpx
+import openai
 import pytest
 
 from tests.serve._dialects import dialect_manifest, hits, notes
@@ -79,3 +81,40 @@ def test_an_answer_that_did_not_complete_is_neither_stored_nor_completed(
     assert httpx.post(proxy.url + path, json=follow_up, headers=headers).status_code == 200
     assert hits(rest_server, "/preferences") == 2
     assert len(notes(rest_server)) == 1
+
+
+@pytest.mark.parametrize("dialect", ["responses", "anthropic"])
+def test_the_error_event_the_proxy_ends_a_broken_stream_with_is_named_error(
+    proxy: Proxy, dialect: str
+) -> None:
+    """Responses and Anthropic name their events; the proxy's own error event is named
+    ``error`` like theirs (chat's events have no names, so its is unnamed)."""
+    path, fields = ROUTES[dialect]
+    request = {"model": "cut-short", **fields, "stream": True}
+    with httpx.stream("POST", proxy.url + path, json=request, headers=HEADERS) as response:
+        lines = list(response.iter_lines())
+    last_data = max(i for i, line in enumerate(lines) if line.startswith("data:"))
+    assert lines[last_data - 1] == "event: error", lines[-4:]
+    assert "ended before its answer was complete" in lines[last_data]
+
+
+def test_the_anthropic_client_raises_for_a_stream_the_proxy_ended_with_an_error(
+    proxy: Proxy,
+) -> None:
+    """The official client raises only for an event named ``error``: before, it took the
+    proxy's unnamed error event for the end of an empty answer (``stop_reason=None``)."""
+    client = anthropic.Anthropic(base_url=proxy.url, api_key=CLIENT_KEY, max_retries=0)
+    with pytest.raises(anthropic.APIStatusError, match="ended before its answer was complete"):
+        with client.messages.stream(
+            model="cut-short", max_tokens=16, messages=[USER]  # type: ignore[list-item]
+        ) as events:
+            events.get_final_message()
+
+
+def test_the_openai_client_raises_for_a_responses_stream_the_proxy_ended_with_an_error(
+    proxy: Proxy,
+) -> None:
+    client = openai.OpenAI(base_url=f"{proxy.url}/v1", api_key=CLIENT_KEY, max_retries=0)
+    with pytest.raises(openai.APIError, match="ended before its answer was complete"):
+        for _ in client.responses.create(model="cut-short", input="hi", stream=True):
+            pass

@@ -401,6 +401,7 @@ class HooksProxy:
             headers=headers,
             error_body=shaped,
             reader=streamed,
+            error_event=dialect.error_event,
             before_end=lambda: turn.commit(streamed.response_id),
             after=after,
         )

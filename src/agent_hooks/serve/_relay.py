@@ -84,7 +84,8 @@ class StreamRelay(Response):
     runs then too, once the response is over (SPEC 12.1: state only after a successful answer;
     SPEC 12: no ``on_completion`` when the upstream failed). A stream that breaks off, or ends
     at the HTTP level before the answer's last event, ends with one ``data: {"error": ...}``
-    event shaped by ``error_body`` (never a silent clean end); neither of the two runs then.
+    event shaped by ``error_body``, named ``error_event`` where the dialect names its events
+    (never a silent clean end); neither of the two runs then.
 
     Whole lines are relayed: an unfinished last line waits for the chunk that ends it (an event
     is only read at its end anyway). So when the reader reports a failure (an error event, a
@@ -101,6 +102,7 @@ class StreamRelay(Response):
         headers: Mapping[str, str],
         error_body: Callable[[ProxyError], dict[str, Any]],
         reader: AnswerReader,
+        error_event: str | None = None,
         before_end: Callable[[], Awaitable[None]] | None = None,
         after: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
@@ -110,6 +112,7 @@ class StreamRelay(Response):
         self.init_headers(headers)
         self._error_body = error_body
         self._reader = reader
+        self._error_event = b"" if error_event is None else f"event: {error_event}\n".encode()
         self._before_end = before_end
         self._after = after
 
@@ -176,7 +179,8 @@ class StreamRelay(Response):
             error = UpstreamBrokeOff("the upstream's stream ended before its answer was complete")
         await self._send_unfinished(unfinished, send)
         logger.warning("%s", error)
-        event = b"data: " + json.dumps(self._error_body(error)).encode() + b"\n\n"
+        data = json.dumps(self._error_body(error)).encode()
+        event = self._error_event + b"data: " + data + b"\n\n"
         await send({"type": "http.response.body", "body": event, "more_body": True})
 
     @staticmethod

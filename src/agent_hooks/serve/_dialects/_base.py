@@ -344,6 +344,10 @@ class Dialect(Protocol):
     counts_tokens: bool
     """A token count (Anthropic's ``count_tokens``): no hook runs, nothing is stored, no
     answer is read."""
+    error_event: str | None
+    """The ``event:`` name of an error inside the dialect's event streams (``None``: its events
+    are unnamed). The Anthropic SDK raises only for an event named ``error``; without the name
+    a stream the proxy ends with an error looked to it like an empty, finished answer."""
 
     def parse(self, raw: bytes, *, deployment: str | None = None) -> ParsedRequest:
         """Read a body.

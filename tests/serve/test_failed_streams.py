@@ -104,11 +104,15 @@ def test_the_anthropic_client_raises_for_a_stream_the_proxy_ended_with_an_error(
     """The official client raises only for an event named ``error``: before, it took the
     proxy's unnamed error event for the end of an empty answer (``stop_reason=None``)."""
     client = anthropic.Anthropic(base_url=proxy.url, api_key=CLIENT_KEY, max_retries=0)
-    with pytest.raises(anthropic.APIStatusError, match="ended before its answer was complete"):
-        with client.messages.stream(
-            model="cut-short", max_tokens=16, messages=[USER]  # type: ignore[list-item]
-        ) as events:
-            events.get_final_message()
+    with (
+        pytest.raises(anthropic.APIStatusError, match="ended before its answer was complete"),
+        client.messages.stream(
+            model="cut-short",
+            max_tokens=16,
+            messages=[USER],  # type: ignore[list-item]
+        ) as events,
+    ):
+        events.get_final_message()
 
 
 def test_the_openai_client_raises_for_a_responses_stream_the_proxy_ended_with_an_error(

@@ -332,7 +332,7 @@ def _named_call(block: Mapping[str, Any]) -> bool:
 
 class _AnthropicDialect:
     credentials = _CREDENTIALS
-    error_event = "error"
+    error_event: str | None = "error"
 
     def __init__(self, name: str, upstream_path: str, *, counts_tokens: bool = False) -> None:
         self.name = name

@@ -143,7 +143,7 @@ def _partly_read(body: dict[str, Any], messages: list[Any], unread: set[int]) ->
 class _ChatDialect:
     name = "chat"
     counts_tokens = False
-    error_event = None
+    error_event: str | None = None
     credentials = OPENAI_CREDENTIALS
     upstream_path = "/v1/chat/completions"
 

@@ -222,7 +222,7 @@ def _entry(item: Any, index: int) -> Entry | None:
 class _ResponsesDialect:
     name = "responses"
     counts_tokens = False
-    error_event = "error"
+    error_event: str | None = "error"
     credentials = OPENAI_CREDENTIALS
     upstream_path = "/v1/responses"
 

@@ -175,9 +175,19 @@ def test_tool_results_lose_declared_secrets_and_literal_headers_but_not_other_wo
         ('sk-"quoted"\\x', 'sk-\\"quoted\\"\\\\x'),
         ("sk-caf\u00e9-secret", "sk-caf\\u00e9-secret"),
         ("sk-caf\u00e9/secret", "sk-caf\\u00e9\\/secret"),
+        ("sk-a/b+c=d", "sk-a%2fb%2bc%3dd"),  # lowercase hex
+        ("sk-a/b+c=d", "sk-a\\u002fb+c=d"),
+        ("sk-a/b+c=d", "sk-a\\u002Fb\\u002Bc=d"),  # .NET's System.Text.Json escapes +
+        ("sk-a/b+c=d", "sk-a\\/b\\u002bc%3Dd"),  # mixed forms
+        ("sk-caf\u00e9 secret", "sk-caf%C3%A9+secret"),  # a form's space as +
+        ("sk-\U0001f511-key", "sk-\\ud83d\\udd11-key"),  # a surrogate pair
     ],
-    ids=["json-slash", "percent", "percent-path", "json-quote-backslash", "json-ascii", "both"],
-)
+    ids=[
+        "json-slash", "percent", "percent-path", "json-quote-backslash", "json-ascii", "both",
+        "percent-lowercase", "json-u-lowercase", "json-u-uppercase", "mixed", "plus-space",
+        "json-surrogates",
+    ],
+)  # fmt: skip
 def test_a_secret_is_scrubbed_in_its_quoted_forms(secret: str, quoted: str) -> None:
     """SPEC 16: an error body or URL that quotes a secret writes it escaped or encoded."""
     secret = f"{secret}-{uuid.uuid4().hex[:8]}"

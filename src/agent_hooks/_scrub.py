@@ -15,9 +15,10 @@ What is registered for a secret value:
   every log line while hiding nothing;
 - each whitespace-separated part of at least :data:`MIN_PART_CHARS` characters, so the token of
   ``Bearer sk-...`` is hidden when a library quotes only the token;
-- the forms each of those takes when quoted (:func:`_quoted_forms`): percent-encoded, as in a
-  logged URL, and JSON-escaped, as in an error body that quotes it (with ``/`` as ``\\/`` too,
-  as PHP's ``json_encode`` writes JSON).
+- the forms each of those takes when quoted (:func:`_any_form`): percent-encoded, as in a
+  logged URL, and JSON-escaped, as in an error body that quotes it (``/`` as ``\\/`` as PHP's
+  ``json_encode`` writes it, ``+`` as ``\\u002B`` as .NET's does, hex digits in either case),
+  each character in any of its forms, so a text that mixes them is matched too.
 
 Tool results are a different audience: the model reads them, so only values that are secrets by
 declaration (read through ``{"env": NAME}``, a header value written in a toolset, URL
@@ -42,7 +43,7 @@ import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from urllib.parse import parse_qsl, quote, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from agent_hooks._log_filters import filter_added, handlers_reached
 
@@ -88,37 +89,55 @@ class _Registry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._values: set[str] = set()
-        """The values registered, each also in ``_secrets`` with its quoted forms."""
-        self._secrets: set[str] = set()
+        """The values registered."""
         self.pattern: re.Pattern[str] | None = None
 
     def add(self, candidates: set[str]) -> None:
-        """Register ``candidates`` and their quoted forms; cheap when all are known already
+        """Register ``candidates`` (in every quoted form); cheap when all are known already
         (every call resolves its secrets again, so the usual case is "nothing new")."""
         with self._lock:
             new = candidates - self._values
             if not new:
                 return
             self._values.update(new)
-            self._secrets.update(new, *map(_quoted_forms, new))
-            ordered = sorted(self._secrets, key=len, reverse=True)
-            self.pattern = re.compile("|".join(re.escape(secret) for secret in ordered))
+            ordered = sorted(self._values, key=len, reverse=True)
+            self.pattern = re.compile("|".join(map(_any_form, ordered)))
 
     def sub(self, text: str) -> str:
         pattern = self.pattern
         return text if pattern is None else pattern.sub(REPLACEMENT, text)
 
 
-def _quoted_forms(value: str) -> set[str]:
-    """How ``value`` appears when a URL or a JSON text quotes it: percent-encoded (``/`` kept or
-    not) and JSON-escaped (non-ASCII as ``\\u`` escapes or not, ``/`` as ``\\/`` or not)."""
-    escaped = {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
-    return {
-        quote(value, safe=""),
-        quote(value),
-        *escaped,
-        *(form.replace("/", "\\/") for form in escaped),
-    }
+def _any_form(value: str) -> str:
+    """A pattern matching ``value`` as a URL or a JSON text may quote it: each character as
+    itself or, when an encoder may escape it (anything but an ASCII letter or digit), as its
+    JSON escapes or its percent-encoded UTF-8 bytes, hex digits in either case."""
+    return "".join(
+        re.escape(char) if char.isascii() and char.isalnum() else _char_forms(char)
+        for char in value
+    )
+
+
+def _char_forms(char: str) -> str:
+    forms = [re.escape(char), re.escape(json.dumps(char, ensure_ascii=False)[1:-1])]  # \", \\
+    units = char.encode("utf-16-be", "surrogatepass")
+    forms.append(
+        "".join(
+            "\\\\u" + "".join(_either_case(digit) for digit in units[i : i + 2].hex())
+            for i in range(0, len(units), 2)
+        )
+    )  # \uXXXX, a surrogate pair beyond the Basic Multilingual Plane
+    utf8 = char.encode("utf-8", "surrogatepass")
+    forms.append("".join("%" + "".join(map(_either_case, f"{b:02x}")) for b in utf8))
+    if char == "/":
+        forms.append(re.escape("\\/"))
+    if char == " ":
+        forms.append(re.escape("+"))
+    return "(?:" + "|".join(dict.fromkeys(forms)) + ")"
+
+
+def _either_case(digit: str) -> str:
+    return f"[{digit}{digit.upper()}]" if digit.isalpha() else digit
 
 
 _everything = _Registry()

@@ -163,7 +163,7 @@ def test_a_busy_port_exits_1_naming_the_address(tmp_path: Path, workers: str) ->
     ("state", "named"),
     [
         ("postgres://db/1", "unsupported state URL 'postgres://db/1'"),
-        ("sqlite:///{}/f/s.db", "/f"),
+        ("sqlite:///{}/f/s.db", "cannot open the state file /"),
         ("redis+tls://admin:pw-secret@h/0", "unsupported state URL 'redis+tls://***@h/0'"),
         ("redis://admin:pw-secret@h:notaport/0", "state URL 'redis://***@h:notaport/0': Port"),
     ],
@@ -243,8 +243,11 @@ def test_a_serve_run_puts_back_the_log_filters_and_collector_settings_it_changed
 
 @pytest.mark.parametrize(
     "upstream",
-    ["notaurl", "ftp://x", "http://", "http://host:99999", "http://h/v1?key=1", "//host/v1"],
-)
+    [
+        "notaurl", "ftp://x", "http://", "http://host:99999", "http://h/v1?key=1", "//host/v1",
+        "http://host/ path", "http://host/\tpath",
+    ],
+)  # fmt: skip
 def test_an_upstream_that_is_not_an_http_url_exits_1_naming_it(
     tmp_path: Path, upstream: str
 ) -> None:

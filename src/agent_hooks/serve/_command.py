@@ -418,6 +418,7 @@ def _base_url(option: str, value: str | None) -> str | None:
         parts, port = None, None
     if (
         parts is None
+        or any(char.isspace() or not char.isprintable() for char in value)
         or parts.scheme not in ("http", "https")
         or not parts.hostname
         or parts.query

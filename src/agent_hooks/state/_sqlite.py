@@ -118,7 +118,7 @@ class SqliteStore(ConversationStore):
                         raise
                     self._set_aside()
                     self._connect()
-            except sqlite3.Error as exc:
+            except (sqlite3.Error, OSError) as exc:  # OSError: its directory cannot be made
                 raise OSError(f"cannot open the state file {self.path}: {exc}") from exc
 
     async def _read(self, key: str) -> tuple[str, float] | None:

@@ -2,3 +2,7 @@
 and ``agent-hooks --version``, without importing :mod:`importlib.metadata` at start."""
 
 __version__ = "0.2.0"
+
+DISTRIBUTION = "agent-hooks-injector"
+"""The name on the package index (``agent-hooks`` there is another project's): what
+``--version`` names, so its line says what to ``pip install``."""

@@ -22,7 +22,7 @@ def test_the_command_prints_its_version() -> None:
         [sys.executable, "-m", "agent_hooks", "--version"], capture_output=True, text=True
     )
     assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.strip() == f"agent-hooks {agent_hooks.__version__}"
+    assert shown.stdout.strip() == f"{DISTRIBUTION} {agent_hooks.__version__}"
 
 
 def test_the_distribution_installs_the_agent_hooks_command_and_a_license() -> None:

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent_hooks._version import __version__
+from agent_hooks._version import DISTRIBUTION, __version__
 from agent_hooks.cli._logging import stderr_logging
 from agent_hooks.config import HookEvent
 from agent_hooks.config.diagnostics._suggest import clip
@@ -64,7 +64,7 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     parser = argparse.ArgumentParser(
         prog="agent-hooks", description="Config-driven synthetic tool-call injection."
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__}")
     _add_verbosity(parser, dest="verbose")
     commands = parser.add_subparsers(dest="command", required=True)
 

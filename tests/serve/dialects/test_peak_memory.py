@@ -105,7 +105,7 @@ def peak_of(dialect: Dialect, raw: bytes) -> int:
     tracemalloc.start()
     try:
         parsed = dialect.parse(raw)
-        models = RunnerInput(parsed.history, whole=False).models
+        models = RunnerInput(parsed.history).models
         forwarded = parsed.render([*parsed.history, *PAIR], RenderContext())
         _, peak = tracemalloc.get_traced_memory()
     finally:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from agent_hooks.config.diagnostics._template_checks import (
     COMPLETION_CONTEXT,
     REQUEST_START_CONTEXT,
@@ -11,7 +15,8 @@ from agent_hooks.config.diagnostics._template_checks import (
 from agent_hooks.config.hooks import HookEvent
 from agent_hooks.injection._context import hook_context
 from agent_hooks.injection._templates import condition_holds, render_arguments
-from agent_hooks.messages import Message
+from agent_hooks.messages import Message, Role
+from tests._support.strategies import JSON_SCALARS
 
 SYSTEM = {"role": "system", "content": "You are helpful."}
 SYNTHETIC_PAIR = [
@@ -163,3 +168,64 @@ def test_the_app_clock_is_json_e_now_and_from_now_counts_from_it() -> None:
         "at": "2023-11-14T22:13:20.000Z",
         "later": "2023-11-14T23:13:20.000Z",
     }
+
+
+def _optional(key: str, values: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """``{key: value}`` or ``{}``: a field sent or left out."""
+    return st.just({}) | values.map(lambda value: {key: value})
+
+
+_TEXT = st.text(max_size=6)
+_PARTS = st.lists(
+    st.fixed_dictionaries({"type": st.sampled_from(["text", "image_url", 3])}).flatmap(
+        lambda part: _optional("text", _TEXT | JSON_SCALARS).map(lambda t: {**part, **t})
+    )
+    | JSON_SCALARS,
+    max_size=3,
+)
+_ARGUMENTS = st.sampled_from(["{}", '{"city": "Oslo"}', "[1]", '"x"', '{"n": NaN}', "{", ""])
+_FUNCTIONS = st.none() | st.builds(
+    lambda name, arguments: {"name": name, **arguments}, _TEXT, _optional("arguments", _ARGUMENTS)
+)
+_CALLS = st.builds(
+    lambda call_id, kind, function: {"id": call_id, **kind, **function},
+    _TEXT,
+    _optional("type", st.sampled_from(["function", "custom"])),
+    _optional("function", _FUNCTIONS),
+)
+_MESSAGES = st.builds(
+    lambda role, *fields: {"role": role, **{k: v for field in fields for k, v in field.items()}},
+    st.sampled_from([role.value for role in Role]),
+    _optional("content", st.none() | _TEXT | _PARTS),
+    _optional("name", _TEXT),
+    _optional("tool_calls", st.none() | st.lists(_CALLS, max_size=2)),
+    _optional("tool_call_id", st.none() | _TEXT),
+    _optional("x_vendor", JSON_SCALARS),
+)
+
+
+@settings(max_examples=300)
+@given(history=st.lists(_MESSAGES, max_size=6), completion=st.booleans())
+@pytest.mark.parametrize("event", list(HookEvent))
+def test_the_context_of_the_dicts_a_history_validates_from_is_the_context_of_its_models(
+    event: HookEvent, history: list[dict[str, Any]], completion: bool
+) -> None:
+    """The proxy builds the context from its parsed dicts, a host from models (SPEC 16: a model
+    per message of a long history would pass 8x its body): hooks see the same either way."""
+    options: dict[str, Any] = {
+        "request": {"model": "m"},
+        "completion": {"iteration_count": 2} if completion else None,
+        "now": 0.0,
+    }
+    from_dicts = hook_context(event, history, **options)
+    assert from_dicts == context(history, event, **options)
+    assert _kinds(from_dicts) == _kinds(context(history, event, **options))
+
+
+def _kinds(value: Any) -> Any:
+    """``value`` with every scalar replaced by its type: ``==`` alone takes ``1 == 1.0 == True``."""
+    if isinstance(value, dict):
+        return {key: _kinds(child) for key, child in value.items()}
+    if isinstance(value, list):
+        return [_kinds(child) for child in value]
+    return type(value)

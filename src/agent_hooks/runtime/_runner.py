@@ -153,13 +153,14 @@ class HookRunner:
         *,
         request: Mapping[str, Any] | None = None,
         completion: Mapping[str, Any] | None = None,
-        context_history: Sequence[Message] | None = None,
+        context_history: Sequence[Message | Mapping[str, Any]] | None = None,
     ) -> HookRun:
         """:meth:`run` for a chosen subset of hooks (a seed transformer runs its one hook).
 
         ``context_history`` is the history the hook context is built from when it is not
         ``messages``: a chain of transformers is one run, so each sees the history the first
-        one received (SPEC section 10).
+        one received (SPEC section 10); the proxy gives the client's dicts, so a long history
+        is not a model per message (SPEC 16).
 
         Raises:
             HookFailedError: as :meth:`run`.

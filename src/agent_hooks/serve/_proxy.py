@@ -21,7 +21,8 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from agent_hooks import HookEvent, HookFailedError, HookRunRecord
+from agent_hooks import HookEvent, HookFailedError, HookRunner, HookRunRecord
+from agent_hooks.runtime import PreparedHook
 from agent_hooks.serve._dialects import (
     ANTHROPIC,
     ANTHROPIC_COUNT_TOKENS,
@@ -42,7 +43,7 @@ from agent_hooks.serve._relay import (
     log_client_gone,
     unless_client_leaves,
 )
-from agent_hooks.serve._runner_input import RunnerInput, reads_history
+from agent_hooks.serve._runner_input import RunnerInput
 from agent_hooks.serve._tenancy import tenant_of
 from agent_hooks.serve._transport import UpstreamAnswer
 from agent_hooks.serve._upstream import UpstreamClient, passthrough_headers
@@ -355,7 +356,8 @@ class HooksProxy:
     ) -> tuple[list[dict[str, Any]], list[HookRunRecord]]:
         """The history to forward and the hooks' records: ``messages`` itself without hooks.
 
-        The runner gets a model only for the messages it reads (:class:`RunnerInput`), and
+        The runner gets a model only for the messages it reads (:class:`RunnerInput`; a hook
+        that reads the history reads the dicts of ``messages`` themselves, as its context), and
         returns the very objects it was given for the messages it left alone, so those go
         upstream as the client's (or the store's) own dicts, never dumped again; only what the
         hooks wrote is. Preparing a large history is ``work`` off the event loop.
@@ -367,9 +369,15 @@ class HooksProxy:
         if runner is None or not generation.has_start_hooks:
             return messages, []
         event = HookEvent.ON_REQUEST_START
-        given = await work.run(lambda: RunnerInput(messages, whole=reads_history(runner, event)))
+        given = await work.run(lambda: RunnerInput(messages))
         try:
-            run = await runner.run(event, given.models, request=context)
+            run = await runner.run_hooks(
+                _hooks_of(runner, event),
+                event,
+                given.models,
+                request=context,
+                context_history=messages,
+            )
         except HookFailedError as exc:
             self._metrics.hooks(exc.run.records)
             request.state.hooks = _outcomes(exc.run.records)
@@ -412,10 +420,15 @@ class HooksProxy:
         runner = turn.generation.runner
         assert runner is not None  # completion hooks are collected only with a runner
         event = HookEvent.ON_COMPLETION
-        given = RunnerInput([*turn.history, answer], whole=reads_history(runner, event))
+        history = [*turn.history, answer]
         try:
-            run = await runner.run(
-                event, given.models, request=turn.context, completion=_COMPLETION_FACTS
+            run = await runner.run_hooks(
+                _hooks_of(runner, event),
+                event,
+                RunnerInput(history).models,
+                request=turn.context,
+                completion=_COMPLETION_FACTS,
+                context_history=history,
             )
         except HookFailedError as exc:
             self._metrics.hooks(exc.run.records)
@@ -492,6 +505,12 @@ def _items_of(messages: Sequence[Any], parsed: ParsedRequest) -> Sequence[int]:
         last = item_by_id.get(id(message), last)
         items.append(last)
     return items
+
+
+def _hooks_of(runner: HookRunner, event: HookEvent) -> list[PreparedHook]:
+    """The hooks :meth:`HookRunner.run` would run for ``event``: the proxy runs them through
+    :meth:`HookRunner.run_hooks`, the one that takes the dicts the context is built from."""
+    return [hook for hook in runner.hooks if hook.event is event]
 
 
 def _same_objects(these: Sequence[object], those: Sequence[object]) -> bool:

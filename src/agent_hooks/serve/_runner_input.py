@@ -1,13 +1,13 @@
 """What the hook runner is given for a history of dicts, and the dicts back from its answer.
 
 The runner reads more of a message than its role only where a synthetic-looking id is (SPEC 4
-and 9: its pairs, their callers, signatures, freshness), and everything only for a hook whose
-arguments or condition read the history (the hook context, SPEC 10). Every other message is
-read by its role alone: the first user message places a first-time pair, and the runner never
-drops, changes or reorders such a message. So unless a hook reads the history, each of them
-goes in as a role-only stand-in shared by every message of its role, and comes back as the
-client's own dict, matched by order; only the messages with a synthetic-looking id are
-validated into :class:`~agent_hooks.messages.Message`\\ s.
+and 9: its pairs, their callers, signatures, freshness). Every other message is read by its role
+alone: the first user message places a first-time pair, and the runner never drops, changes or
+reorders such a message. So each of them goes in as a role-only stand-in shared by every message
+of its role, and comes back as the client's own dict, matched by order; only the messages with a
+synthetic-looking id are validated into :class:`~agent_hooks.messages.Message`\\ s. A hook whose
+arguments or condition read the history (the hook context, SPEC 10) reads it from the dicts
+themselves (the runner's ``context_history``), not from a model per message.
 
 A model is several times the JSON it came from (a tool call message: ~1.3 KB, three models), so
 one per message of a long history of short messages would pass SPEC 16's 8x on its own; the
@@ -19,22 +19,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from agent_hooks import HookEvent, HookRunner
 from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.messages import Message, Role
 from agent_hooks.serve._dialects import validate_messages
 
-__all__ = ["RunnerInput", "reads_history"]
+__all__ = ["RunnerInput"]
 
 _STAND_INS: dict[str, Message] = {role.value: Message(role=role) for role in Role}
 """One role-only message per role, shared: frozen, so no run can change it."""
 _STAND_IN_IDS = frozenset(map(id, _STAND_INS.values()))
-
-
-def reads_history(runner: HookRunner, event: HookEvent) -> bool:
-    """Whether a hook of ``event`` reads the history (its arguments or condition are
-    templates over the hook context): then every message must be a model."""
-    return any(hook.needs_context for hook in runner.hooks if hook.event is event)
 
 
 class RunnerInput:
@@ -42,17 +35,12 @@ class RunnerInput:
     messages of its answer back into dicts: the very dicts of ``history`` for the messages it
     left alone, new ones only for what the hooks wrote.
 
-    ``whole``: every message is validated (a hook reads the history).
-
     Raises:
         InvalidMessages: a message to validate does not (none of a dialect's does).
     """
 
-    def __init__(self, history: Sequence[dict[str, Any]], *, whole: bool) -> None:
+    def __init__(self, history: Sequence[dict[str, Any]]) -> None:
         self._history = history
-        if whole:
-            self.models: list[Message] = validate_messages(history)
-            return
         stand_ins = [
             _STAND_INS.get(role)
             if type(role := message.get("role")) is str
@@ -66,7 +54,7 @@ class RunnerInput:
             validated = validate_messages([history[at] for at in read])
             for at, model in zip(read, validated, strict=True):
                 stand_ins[at] = model
-        self.models = cast("list[Message]", stand_ins)  # no None is left
+        self.models: list[Message] = cast("list[Message]", stand_ins)  # no None is left
 
     def history(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """``messages`` (the runner's answer) as dicts.

@@ -231,12 +231,22 @@ def test_a_serve_run_puts_back_the_log_filters_and_collector_settings_it_changed
     handler = logging.NullHandler()  # a host's own handler on the root logger
     logging.getLogger().addHandler(handler)
     try:
-        before = (_logging_state(), gc.get_threshold(), gc.get_freeze_count())
+        before = (
+            _logging_state(),
+            gc.get_threshold(),
+            gc.get_freeze_count(),
+            sys.getswitchinterval(),
+        )
         with busy_port() as taken:
             port, state = str(taken), f"sqlite:///{tmp_path}/state.db"
             for _ in range(3):
                 assert main(["serve", str(SERVE_MANIFEST), "--port", port, "--state", state]) == 1
-        assert (_logging_state(), gc.get_threshold(), gc.get_freeze_count()) == before
+        assert (
+            _logging_state(),
+            gc.get_threshold(),
+            gc.get_freeze_count(),
+            sys.getswitchinterval(),
+        ) == before
     finally:
         logging.getLogger().removeHandler(handler)
 

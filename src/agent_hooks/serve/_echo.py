@@ -13,7 +13,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -24,6 +24,7 @@ from starlette.routing import Route
 from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.injection._text_form import read_tool_result_text
 from agent_hooks.serve._dialects import ANTHROPIC, RESPONSES
+from agent_hooks.serve._work import Work
 
 __all__ = ["MODELS", "echo_app", "echo_text"]
 
@@ -94,9 +95,20 @@ def _one_line(content: Any) -> str:
     return _NEWLINES.sub(" ", content if isinstance(content, str) else "")
 
 
+async def _read(request: Request, text_of: Callable[[Any], str]) -> tuple[Any, str]:
+    """The request's JSON and the echo's text of it: a large body off the event loop, as the
+    proxy reads it (the echo model answers in the proxy's own process)."""
+    raw = await request.body()
+
+    def read() -> tuple[Any, str]:
+        body = json.loads(raw)
+        return body, text_of(body)
+
+    return await Work(len(raw)).run(read)
+
+
 async def _chat_completions(request: Request) -> Response:
-    body = json.loads(await request.body())
-    text = echo_text(body.get("messages") or [])
+    body, text = await _read(request, lambda body: echo_text(body.get("messages") or []))
     model = body.get("model") or "echo"
     created = int(time.time())
     answer_id = _fresh_id("chatcmpl-")
@@ -143,8 +155,9 @@ def _chunks(answer_id: str, text: str, model: str, created: int) -> Iterator[byt
 
 
 async def _responses(request: Request) -> Response:
-    body = json.loads(await request.body())
-    text = echo_text(RESPONSES.parse(json.dumps(body).encode()).history)
+    body, text = await _read(
+        request, lambda body: echo_text(RESPONSES.parse(json.dumps(body).encode()).history)
+    )
     created = int(time.time())
     message_id = _fresh_id("msg_")
     part = {"type": "output_text", "text": text, "annotations": []}
@@ -218,8 +231,12 @@ def _response_events(
 
 
 async def _messages(request: Request) -> Response:
-    body = json.loads(await request.body())
-    text = echo_text(_with_text_form_pairs(ANTHROPIC.parse(json.dumps(body).encode()).history))
+    body, text = await _read(
+        request,
+        lambda body: echo_text(
+            _with_text_form_pairs(ANTHROPIC.parse(json.dumps(body).encode()).history)
+        ),
+    )
     message: dict[str, Any] = {
         "id": _fresh_id("msg_"),
         "type": "message",

@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import anyio
 from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -47,6 +46,7 @@ from agent_hooks.serve._runner_input import RunnerInput
 from agent_hooks.serve._tenancy import tenant_of
 from agent_hooks.serve._transport import UpstreamAnswer
 from agent_hooks.serve._upstream import UpstreamClient, passthrough_headers
+from agent_hooks.serve._work import Work
 from agent_hooks.state import ConversationStore
 from agent_hooks.state._conversation import (
     Conversation,
@@ -154,12 +154,11 @@ class HooksProxy:
         check_conversation_header(request.headers)
         tenant = tenant_of(request.headers, tenant_header=self._tenant_header)
         raw = await read_body(request, limit=self._max_body_bytes)
-        work = _Work(len(raw))
+        work = Work(len(raw))
         parsed = await work.run(lambda: dialect.parse(raw, deployment=deployment))
-        messages, forged = without_client_pairs(parsed.history)
+        messages, forged, item_of = await work.run(lambda: _without_client_pairs(parsed))
         if forged:
             logger.warning("removed %d synthetic pair(s) sent by the client", forged)
-        item_of = _items_of(messages, parsed)
         owned: Conversation | None = None  # nobody's conversation without a tenant: no state
         if tenant is not None:
             owned = await self._conversation(request.headers, parsed, tenant)
@@ -167,14 +166,16 @@ class HooksProxy:
         stored: list[StoredPair] = []
         if owned is not None and generation.hook_prefixes:  # no hook: no pair to re-apply
             stored = await self._store.load_entries(owned.key, tenant=tenant)
-        reapplied = reapply(
-            messages,
-            stored,
-            items=parsed.items,
-            item_of=item_of,
-            hook_prefixes=generation.hook_prefixes,
-            held=parsed.held,
-            build=_same,
+        reapplied = await work.run(
+            lambda: reapply(
+                messages,
+                stored,
+                items=parsed.items,
+                item_of=item_of,
+                hook_prefixes=generation.hook_prefixes,
+                held=parsed.held,
+                build=_same,
+            )
         )
         log_dropped(reapplied, logger)
         hooks_input = reapplied.history
@@ -188,14 +189,18 @@ class HooksProxy:
         if untouched and (parsed.held or all(e.anchor is not None for e in reapplied.kept)):
             pairs = reapplied.kept  # the history's pairs are the stored ones re-applied
         else:
-            pairs = collect_pairs(
-                history,
-                item_by_message={id(m): item for m, item in zip(messages, item_of, strict=True)},
-                items=parsed.items,
-                reapplied=reapplied.kept,
-                held=parsed.held,
-                text_from=parsed.text_from,
-                to_dict=_same,
+            pairs = await work.run(
+                lambda: collect_pairs(
+                    history,
+                    item_by_message={
+                        id(m): item for m, item in zip(messages, item_of, strict=True)
+                    },
+                    items=parsed.items,
+                    reapplied=reapplied.kept,
+                    held=parsed.held,
+                    text_from=parsed.text_from,
+                    to_dict=_same,
+                )
             )
         if untouched and _as_sent(raw, parsed, hooks_input):
             forwarded = raw  # nothing to write: the client's own bytes go, not a re-dump
@@ -352,7 +357,7 @@ class HooksProxy:
         generation: Generation,
         messages: list[dict[str, Any]],
         context: dict[str, str],
-        work: _Work,
+        work: Work,
     ) -> tuple[list[dict[str, Any]], list[HookRunRecord]]:
         """The history to forward and the hooks' records: ``messages`` itself without hooks.
 
@@ -384,7 +389,7 @@ class HooksProxy:
             raise HookFailed(str(exc)) from exc
         self._metrics.hooks(run.records)
         request.state.hooks = _outcomes(run.records)
-        return given.history(run.messages), run.records
+        return await work.run(lambda: given.history(run.messages)), run.records
 
     def _relay(self, dialect: Dialect, answer: UpstreamAnswer, turn: _Turn) -> StreamRelay:
         """Pass a successful answer's events on as they arrive; reassemble it on the way.
@@ -437,27 +442,6 @@ class HooksProxy:
             self._metrics.hooks(run.records)
 
 
-OFF_LOOP_BYTES = 1024 * 1024
-"""Bodies from this size are parsed, validated and rendered in a worker thread, so the event
-loop serves other requests meanwhile (SPEC 16). Smaller ones stay inline: in the server the
-hand-off and the GIL's back and forth cost more than the isolated 0.1 ms (a 626 KB, 5,000-message
-body: 30 ms a request in a thread, 22 ms inline, bench_serve's long-history row), and a 1 MiB body
-holds the loop about 20 ms, within SPEC 16's 10x of another client's latency."""
-
-
-class _Work:
-    """Runs a request's CPU-heavy steps (parse, validate, render): inline for a small body, in a
-    worker thread for one of :data:`OFF_LOOP_BYTES` or more."""
-
-    def __init__(self, body_size: int) -> None:
-        self.off_loop = body_size >= OFF_LOOP_BYTES
-
-    async def run(self, step: Callable[[], _T]) -> _T:
-        if self.off_loop:
-            return await anyio.to_thread.run_sync(step)
-        return step()
-
-
 @dataclass(frozen=True)
 class _Turn:
     """What a request still needs once its body is written: the manifest generation it runs on,
@@ -490,6 +474,15 @@ def _as_sent(raw: bytes, parsed: ParsedRequest, history: Sequence[Mapping[str, A
 def _same(message: dict[str, Any]) -> dict[str, Any]:
     """Stored pairs go into the history as the very dicts the store decoded."""
     return message
+
+
+def _without_client_pairs(
+    parsed: ParsedRequest,
+) -> tuple[list[dict[str, Any]], int, Sequence[int]]:
+    """The history without the pairs the client sent, how many there were, and the client item
+    of each message left (one step: a long history's passes go off the loop together)."""
+    messages, forged = without_client_pairs(parsed.history)
+    return messages, forged, _items_of(messages, parsed)
 
 
 def _items_of(messages: Sequence[Any], parsed: ParsedRequest) -> Sequence[int]:

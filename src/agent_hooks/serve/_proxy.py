@@ -190,7 +190,7 @@ class HooksProxy:
         else:
             pairs = collect_pairs(
                 history,
-                item_by_message={id(m): item for m, item in zip(messages, item_of, strict=True)},
+                item_at=_client_items(history, messages, item_of),
                 items=parsed.items,
                 reapplied=reapplied.kept,
                 held=parsed.held,
@@ -511,6 +511,14 @@ def _hooks_of(runner: HookRunner, event: HookEvent) -> list[PreparedHook]:
     """The hooks :meth:`HookRunner.run` would run for ``event``: the proxy runs them through
     :meth:`HookRunner.run_hooks`, the one that takes the dicts the context is built from."""
     return [hook for hook in runner.hooks if hook.event is event]
+
+
+def _client_items(
+    these: Sequence[object], client: Sequence[object], item_of: Sequence[int]
+) -> list[int | None]:
+    """For each of ``these``, the item of the ``client`` message it is; ``None`` for any other."""
+    by_id = {id(m): item for m, item in zip(client, item_of, strict=True)}
+    return [by_id.get(id(message)) for message in these]
 
 
 def _same_objects(these: Sequence[object], those: Sequence[object]) -> bool:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import logging
 import operator
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from array import array
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -31,6 +32,7 @@ from agent_hooks.serve._dialects import (
     Dialect,
     ParsedRequest,
     RenderContext,
+    is_role_only,
 )
 from agent_hooks.serve._errors import ProxyError
 from agent_hooks.serve._families import FamilyRule, model_family
@@ -156,10 +158,13 @@ class HooksProxy:
         raw = await read_body(request, limit=self._max_body_bytes)
         work = _Work(len(raw))
         parsed = await work.run(lambda: dialect.parse(raw, deployment=deployment))
-        messages, forged = without_client_pairs(parsed.history)
+        read = parsed.outline.messages
+        if _reads_history(generation):  # every message whole, built off the loop like the parse
+            read = await work.run(lambda: parsed.history)
+        messages, forged = without_client_pairs(read)
         if forged:
             logger.warning("removed %d synthetic pair(s) sent by the client", forged)
-        item_of = _items_of(messages, parsed)
+        item_of = _items_of(messages, read, parsed.outline.item_of)
         owned: Conversation | None = None  # nobody's conversation without a tenant: no state
         if tenant is not None:
             owned = await self._conversation(request.headers, parsed, tenant)
@@ -190,14 +195,14 @@ class HooksProxy:
         else:
             pairs = collect_pairs(
                 history,
-                item_at=_client_items(history, messages, item_of),
+                item_at=list(_client_items(history, messages, item_of)),
                 items=parsed.items,
                 reapplied=reapplied.kept,
                 held=parsed.held,
                 text_from=parsed.text_from,
                 to_dict=_same,
             )
-        if untouched and _as_sent(raw, parsed, hooks_input):
+        if untouched and _as_sent(raw, parsed, hooks_input, read):
             forwarded = raw  # nothing to write: the client's own bytes go, not a re-dump
         else:
             del raw  # written anew: the client's bytes are not kept beside the new ones
@@ -474,16 +479,16 @@ class _Turn:
     names_answers: bool
 
 
-def _as_sent(raw: bytes, parsed: ParsedRequest, history: Sequence[Mapping[str, Any]]) -> bool:
+def _as_sent(
+    raw: bytes, parsed: ParsedRequest, history: Sequence[object], read: Sequence[object]
+) -> bool:
     """Whether the client's body can go upstream as it came: the hooks and the stored state
-    changed no message (the very objects the dialect read, in order) and reading it changed no
-    field. A body that starts with a byte order mark is rendered, so the upstream never gets
-    one (any other body is UTF-8: :func:`~agent_hooks.serve._json_body.load_json` refuses the
-    rest)."""
+    changed no message (``history`` is the very objects the dialect read, ``read``, in order)
+    and reading it changed no field. A body that starts with a byte order mark is rendered, so
+    the upstream never gets one (any other body is UTF-8:
+    :func:`~agent_hooks.serve._json_body.load_json` refuses the rest)."""
     return (
-        not parsed.edited
-        and _same_objects(history, parsed.history)
-        and json.detect_encoding(raw) == "utf-8"
+        not parsed.edited and _same_objects(history, read) and json.detect_encoding(raw) == "utf-8"
     )
 
 
@@ -492,17 +497,26 @@ def _same(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def _items_of(messages: Sequence[Any], parsed: ParsedRequest) -> Sequence[int]:
-    """The client item of each message left once the client's pairs are removed (a message
-    rebuilt without a forged call belongs to the item of the message before it); the dialect's
-    own when none was (no map of a long history's messages is built, SPEC 16)."""
-    if _same_objects(messages, parsed.history):
-        return parsed.item_of
-    item_by_id = {id(m): item for m, item in zip(parsed.history, parsed.item_of, strict=True)}
-    items: list[int] = []
+def _reads_history(generation: Generation) -> bool:
+    """Whether a hook's arguments or condition read the history (the hook context, SPEC 10,
+    built from the history's dicts): its messages must then be read whole, not as the
+    dialect's :attr:`~ParsedRequest.outline` (shared role-only ones)."""
+    runner = generation.runner
+    return runner is not None and any(hook.needs_context for hook in runner.hooks)
+
+
+def _items_of(
+    messages: Sequence[object], read: Sequence[object], item_of: Sequence[int]
+) -> Sequence[int]:
+    """The client item of each message left once the client's pairs are removed from ``read``
+    (a message rebuilt without a forged call belongs to the item of the message before it); the
+    dialect's own when none was."""
+    if _same_objects(messages, read):
+        return item_of
+    items = array("i")
     last = 0
-    for message in messages:
-        last = item_by_id.get(id(message), last)
+    for item in _client_items(messages, read, item_of):
+        last = last if item is None else item
         items.append(last)
     return items
 
@@ -515,10 +529,17 @@ def _hooks_of(runner: HookRunner, event: HookEvent) -> list[PreparedHook]:
 
 def _client_items(
     these: Sequence[object], client: Sequence[object], item_of: Sequence[int]
-) -> list[int | None]:
-    """For each of ``these``, the item of the ``client`` message it is; ``None`` for any other."""
-    by_id = {id(m): item for m, item in zip(client, item_of, strict=True)}
-    return [by_id.get(id(message)) for message in these]
+) -> Iterator[int | None]:
+    """For each of ``these``, the item of the ``client`` message it is; ``None`` for any other.
+
+    A shared role-only message (:func:`is_role_only`) is the next such one of ``client``: those
+    are matched by order, as the hooks and the removal of client pairs keep them, in order.
+    Any other message is found by identity.
+    """
+    in_order = (item for m, item in zip(client, item_of, strict=True) if is_role_only(m))
+    by_id = {id(m): item for m, item in zip(client, item_of, strict=True) if not is_role_only(m)}
+    for message in these:
+        yield next(in_order) if is_role_only(message) else by_id.get(id(message))
 
 
 def _same_objects(these: Sequence[object], those: Sequence[object]) -> bool:

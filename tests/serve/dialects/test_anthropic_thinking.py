@@ -43,7 +43,7 @@ def text_form_chosen(parsed: ParsedRequest, history: list[dict[str, Any]]) -> fr
     matches = align(parsed.history, history)
     pairs = collect_pairs(
         history,
-        item_at=[None if match is None else parsed.item_of[match] for match in matches],
+        item_at=[None if match is None else parsed.outline.item_of[match] for match in matches],
         items=parsed.items,
         reapplied=[],
         text_from=parsed.text_from,

@@ -24,7 +24,8 @@ tool.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from functools import cached_property
 from typing import Any
 
 from agent_hooks.injection._text_form import tool_result_text
@@ -37,6 +38,7 @@ from agent_hooks.serve._dialects._base import (
     SSELines,
     as_forwarded,
     forged_half,
+    read_by_role,
     splice,
     synthetic_call_id,
 )
@@ -80,10 +82,14 @@ def anthropic_error_type(status: int) -> str:
 class AnthropicRequest(ParsedRequest):
     """A Messages body and the history read from its ``messages``."""
 
-    def __init__(self, body: dict[str, Any], entries: list[Entry]) -> None:
+    def __init__(self, body: dict[str, Any]) -> None:
         self.body = body
-        self.entries = entries
-        self.history = [entry.message for entry in entries]
+        self.outline = read_by_role(_read(body["messages"]))
+
+    @cached_property
+    def history(self) -> list[dict[str, Any]]:
+        """Read from the messages again, whole: only a hook that reads the history needs it."""
+        return [entry.message for entry in _read(self.body["messages"])]
 
     @property
     def user(self) -> str | None:
@@ -128,7 +134,7 @@ class AnthropicRequest(ParsedRequest):
         names = _pair_names(history) if text_form or self.needs_tool_definitions() else {}
         messages = splice(
             self.body["messages"],
-            self.entries,
+            self.outline,
             history,
             render=lambda added: _pair_messages(
                 as_forwarded(added, context.family), text_form, names
@@ -268,6 +274,24 @@ def _text(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+def _read(messages: Sequence[Any]) -> Iterator[Entry]:
+    """The history messages of ``messages``, in order.
+
+    Only ``user`` and ``assistant`` messages whose content is a string or a list of blocks are
+    read; every other message (a mid-conversation ``system`` message, a role or a content the
+    proxy does not know) stays in place, unread (SPEC 15), but for its forged blocks.
+    """
+    for index, message in enumerate(messages):
+        if (
+            isinstance(message, Mapping)
+            and message.get("role") in ("user", "assistant")
+            and isinstance(message.get("content"), str | list)
+        ):
+            yield from _entries(message, index)
+        else:
+            yield from _forged_blocks(message, index)
+
+
 def _entries(message: Mapping[str, Any], index: int) -> list[Entry]:
     """The history messages one Anthropic message stands for (at least one)."""
     role, content = message["role"], message["content"]
@@ -340,28 +364,14 @@ class _AnthropicDialect:
         self.counts_tokens = counts_tokens
 
     def parse(self, raw: bytes, *, deployment: str | None = None) -> AnthropicRequest:
-        """Read a body.
-
-        Only ``user`` and ``assistant`` messages whose content is a string or a list of blocks
-        are read; every other message (a mid-conversation ``system`` message, a role or a
-        content the proxy does not know) stays in place, unread (SPEC 15).
+        """Read a body (:func:`_read` says which messages are read).
 
         Raises:
             InvalidRequest: not a JSON object, or ``messages`` is missing or not a list.
         """
         body, long_strings = json_object(raw)
-        messages = message_list(body)
-        entries: list[Entry] = []
-        for index, message in enumerate(messages):
-            if (
-                isinstance(message, Mapping)
-                and message.get("role") in ("user", "assistant")
-                and isinstance(message.get("content"), str | list)
-            ):
-                entries += _entries(message, index)
-            else:
-                entries += _forged_blocks(message, index)
-        request = AnthropicRequest(body, entries)
+        message_list(body)
+        request = AnthropicRequest(body)
         request.long_strings = long_strings
         return request
 

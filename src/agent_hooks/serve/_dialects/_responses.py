@@ -16,7 +16,8 @@ hooks replaced in place; a first-time pair goes to the start of the forwarded ``
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from functools import cached_property
 from typing import Any
 
 from agent_hooks.injection._ids import parse_call_id
@@ -31,6 +32,7 @@ from agent_hooks.serve._dialects._base import (
     align,
     as_forwarded,
     forged_half,
+    read_by_role,
     splice,
     synthetic_call_id,
 )
@@ -46,11 +48,15 @@ _TEXT_PARTS = frozenset({"input_text", "output_text", "text"})
 class ResponsesRequest(ParsedRequest):
     """A Responses body; ``items`` is its ``input`` as a list (a string is one user item)."""
 
-    def __init__(self, body: dict[str, Any], items: list[Any], entries: list[Entry]) -> None:
+    def __init__(self, body: dict[str, Any], items: list[Any]) -> None:
         self.body = body
         self._items = items
-        self.entries = entries
-        self.history = [entry.message for entry in entries]
+        self.outline = read_by_role(_entries(items))
+
+    @cached_property
+    def history(self) -> list[dict[str, Any]]:
+        """Read from the items again, whole: only a hook that reads the history needs it."""
+        return [entry.message for entry in _entries(self._items)]
 
     @property
     def user(self) -> str | None:
@@ -85,10 +91,11 @@ class ResponsesRequest(ParsedRequest):
 
         A string ``input`` stays a string when no pair is forwarded.
         """
-        after = _forwarded(self.history, history, context) if self.held else list(history)
+        before = self.outline
+        after = _forwarded(before.messages, history, context) if self.held else list(history)
         items = splice(
             self._items,
-            self.entries,
+            before,
             after,
             render=lambda added: _pair_items(as_forwarded(added, context.family)),
             without_blocks=lambda item, blocks: item,  # items are never split
@@ -172,6 +179,14 @@ def _text(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+def _entries(items: Sequence[Any]) -> Iterator[Entry]:
+    """The history messages of ``items``, in order."""
+    for index, item in enumerate(items):
+        entry = _entry(item, index)
+        if entry is not None:
+            yield entry
+
+
 def _entry(item: Any, index: int) -> Entry | None:
     """The history message an input item stands for; ``None`` for items the hooks cannot read."""
     if not isinstance(item, Mapping):
@@ -246,10 +261,7 @@ class _ResponsesDialect:
                 "'input' must be a string or an array of items", code="invalid_input"
             )
         check_message_count(len(items))
-        entries = [
-            entry for index, item in enumerate(items) if (entry := _entry(item, index)) is not None
-        ]
-        request = ResponsesRequest(body, items, entries)
+        request = ResponsesRequest(body, items)
         request.long_strings = long_strings
         return request
 

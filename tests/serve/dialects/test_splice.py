@@ -6,7 +6,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from agent_hooks.serve._dialects import ANTHROPIC, RESPONSES
+from agent_hooks.serve._dialects._anthropic import _read as anthropic_entries
 from agent_hooks.serve._dialects._base import (
     Entry,
     SSELines,
@@ -16,7 +20,8 @@ from agent_hooks.serve._dialects._base import (
     reads_more_than_role,
     splice,
 )
-from tests._support import USER, pair
+from agent_hooks.serve._dialects._responses import _entries as responses_entries
+from tests._support import USER, pair, synthetic_id
 
 ASSISTANT = {"role": "assistant", "content": "hi"}
 
@@ -96,30 +101,60 @@ def test_sse_data_lines_are_found_whatever_the_chunk_boundaries() -> None:
         assert [*found, *lines.flush()] == [b'{"a": 1}', b'{"b":2}']
 
 
-def test_the_outline_is_the_history_with_messages_read_by_role_alone_shared() -> None:
+_ID = st.sampled_from(["call_1", synthetic_id("clock", {}, "noon"), 3, None])
+_ROLE = st.sampled_from(["user", "assistant", "system", "developer", "tool", "x"])
+_TEXT = st.sampled_from(["hi", "", None, 1])
+_PARTS = st.lists(
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["input_text", "text", "image"]), "text": _TEXT}
+    ),
+    max_size=2,
+)
+_CONTENT = _TEXT | _PARTS
+_RESPONSES_ITEM = st.one_of(
+    st.fixed_dictionaries({"role": _ROLE, "content": _CONTENT}),
+    st.fixed_dictionaries({"type": st.just("message"), "role": _ROLE, "content": _CONTENT}),
+    st.fixed_dictionaries(
+        {"type": st.just("function_call"), "call_id": _ID, "name": _TEXT, "arguments": _TEXT}
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("function_call_output"), "call_id": _ID, "output": _CONTENT}
+    ),
+    st.just({"type": "reasoning", "summary": []}),
+)
+_BLOCK = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": _TEXT}),
+    st.fixed_dictionaries(
+        {"type": st.just("tool_use"), "id": _ID, "name": _TEXT, "input": st.just({"q": 1})}
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("tool_result"), "tool_use_id": _ID, "content": _CONTENT}
+    ),
+    st.just({"type": "image"}),
+)
+_ANTHROPIC_MESSAGE = st.fixed_dictionaries(
+    {"role": _ROLE, "content": _TEXT | st.lists(_BLOCK, max_size=3)}
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    items=st.lists(_RESPONSES_ITEM, max_size=6), messages=st.lists(_ANTHROPIC_MESSAGE, max_size=6)
+)
+def test_the_outline_is_the_history_with_messages_read_by_role_alone_shared(
+    items: list[dict[str, Any]], messages: list[dict[str, Any]]
+) -> None:
     """Unless a hook reads the history, a message without a synthetic-looking id is read by its
     role alone (SPEC 16): the outline has one shared role-only message for it, and every other
-    message as the whole history has it, from the same items."""
-    forged = pair("clock", "12:00")[1]["tool_call_id"]
-    responses = {
-        "input": [
-            {"role": "user", "content": "hi"},
-            {"type": "reasoning", "summary": []},
-            {"type": "function_call", "call_id": "call_1", "name": "ls", "arguments": "{}"},
-            {"type": "function_call_output", "call_id": "call_1", "output": "a"},
-            {"type": "function_call_output", "call_id": forged, "output": "b"},
-        ]
-    }
-    use = {"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {}}
-    anthropic = {
-        "messages": [
-            {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": [{"type": "text", "text": "so"}, use]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": forged}]},
-        ]
-    }
-    for dialect, body in ((RESPONSES, responses), (ANTHROPIC, anthropic)):
+    message as the whole history has it, from the same items and blocks (the dialects' readers
+    skip building what the outline does not keep)."""
+    whole_readings = (
+        (RESPONSES, {"input": items}, responses_entries(items, whole=True)),
+        (ANTHROPIC, {"messages": messages}, anthropic_entries(messages, whole=True)),
+    )
+    for dialect, body, whole_entries in whole_readings:
         parsed = dialect.parse(json.dumps(body).encode())
+        assert parsed.outline == read_by_role(whole_entries)
         outline, history = parsed.outline.messages, parsed.history
         assert len(outline) == len(history)
         for read, whole in zip(outline, history, strict=True):
@@ -128,4 +163,3 @@ def test_the_outline_is_the_history_with_messages_read_by_role_alone_shared() ->
             else:
                 assert is_role_only(read)
                 assert read == {"role": whole["role"]}
-        assert [reads_more_than_role(m) for m in history] == [False, False, False, True]

@@ -60,6 +60,7 @@ __all__ = [
     "is_role_only",
     "read_by_role",
     "reads_more_than_role",
+    "role_only",
     "splice",
     "synthetic_call_id",
     "validate_messages",
@@ -165,6 +166,14 @@ def reads_more_than_role(message: Mapping[str, Any]) -> bool:
 def _synthetic_call(call: Any) -> bool:
     each = call.get("id") if isinstance(call, Mapping) else None
     return type(each) is str and is_synthetic_call_id(each)
+
+
+def role_only(role: str) -> dict[str, Any]:
+    """The shared role-only message of ``role`` (a :class:`Role` value): what a dialect that
+    reads its items for the :attr:`ParsedRequest.outline` puts for a message without a
+    synthetic-looking id, without building it (a tool call is three dicts, an Anthropic one
+    its arguments' JSON too)."""
+    return _ROLE_ONLY[role]
 
 
 def is_role_only(message: object) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
-from agent_hooks.injection._ids import parse_call_id
+from agent_hooks.injection._ids import is_synthetic_call_id, parse_call_id
 from agent_hooks.serve._dialects._base import (
     OPENAI_CREDENTIALS,
     Answer,
@@ -33,6 +33,7 @@ from agent_hooks.serve._dialects._base import (
     as_forwarded,
     forged_half,
     read_by_role,
+    role_only,
     splice,
     synthetic_call_id,
 )
@@ -51,12 +52,12 @@ class ResponsesRequest(ParsedRequest):
     def __init__(self, body: dict[str, Any], items: list[Any]) -> None:
         self.body = body
         self._items = items
-        self.outline = read_by_role(_entries(items))
+        self.outline = read_by_role(_entries(items, whole=False))
 
     @cached_property
     def history(self) -> list[dict[str, Any]]:
         """Read from the items again, whole: only a hook that reads the history needs it."""
-        return [entry.message for entry in _entries(self._items)]
+        return [entry.message for entry in _entries(self._items, whole=True)]
 
     @property
     def user(self) -> str | None:
@@ -179,21 +180,26 @@ def _text(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _entries(items: Sequence[Any]) -> Iterator[Entry]:
-    """The history messages of ``items``, in order."""
+def _entries(items: Sequence[Any], *, whole: bool) -> Iterator[Entry]:
+    """The history messages of ``items``, in order; without ``whole``, each message without a
+    synthetic id as its shared role-only message, not built (:func:`role_only`)."""
     for index, item in enumerate(items):
-        entry = _entry(item, index)
+        entry = _entry(item, index, whole=whole)
         if entry is not None:
             yield entry
 
 
-def _entry(item: Any, index: int) -> Entry | None:
+def _entry(item: Any, index: int, *, whole: bool) -> Entry | None:
     """The history message an input item stands for; ``None`` for items the hooks cannot read."""
     if not isinstance(item, Mapping):
         return None
     kind = item.get("type", "message" if "role" in item else None)
     if kind == "message" and item.get("role") in ("user", "assistant", "system", "developer"):
         content = item.get("content")
+        if not isinstance(content, str | list):
+            return None
+        if not whole:
+            return Entry(role_only(item["role"]), index)
         if isinstance(content, list):
             # Other parts (images, files, a ``type`` that is not a string) are not read: the
             # item is copied back as it came.
@@ -205,13 +211,14 @@ def _entry(item: Any, index: int) -> Entry | None:
                 and part["type"] in _TEXT_PARTS
                 and isinstance(part.get("text"), str)
             ]
-        elif not isinstance(content, str):
-            return None
         return Entry({"role": item["role"], "content": content}, index)
     call_id = item.get("call_id")
     if not isinstance(call_id, str):
         return None
+    built = whole or is_synthetic_call_id(call_id)
     if kind == "function_call" and isinstance(item.get("name"), str):
+        if not built:
+            return Entry(role_only("assistant"), index)
         arguments = item.get("arguments")
         function = {
             "name": item["name"],
@@ -221,12 +228,16 @@ def _entry(item: Any, index: int) -> Entry | None:
         return Entry({"role": "assistant", "tool_calls": [call]}, index)
     if kind == "function_call_output":
         output = item.get("output")
-        if isinstance(output, list) and all(
-            isinstance(part, Mapping) and isinstance(part.get("text"), str) for part in output
+        if isinstance(output, str) or (
+            isinstance(output, list)
+            and all(
+                isinstance(part, Mapping) and isinstance(part.get("text"), str) for part in output
+            )
         ):
-            output = _text(output)
-        if isinstance(output, str):
-            return Entry({"role": "tool", "tool_call_id": call_id, "content": output}, index)
+            if not built:
+                return Entry(role_only("tool"), index)
+            content = _text(output)
+            return Entry({"role": "tool", "tool_call_id": call_id, "content": content}, index)
     if kind in ("function_call", "function_call_output"):
         # Not read (images, files, a malformed item): kept in place, untouched, unless forged.
         forged = forged_half(call_id, result=kind == "function_call_output")

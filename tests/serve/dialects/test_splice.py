@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_hooks.serve._dialects import ANTHROPIC, RESPONSES
+from agent_hooks.serve._dialects import ANTHROPIC, RESPONSES, RenderContext
 from agent_hooks.serve._dialects._anthropic import _read as anthropic_entries
 from agent_hooks.serve._dialects._base import (
     Entry,
@@ -118,7 +118,12 @@ _RESPONSES_ITEM = st.one_of(
         {"type": st.just("function_call"), "call_id": _ID, "name": _TEXT, "arguments": _TEXT}
     ),
     st.fixed_dictionaries(
-        {"type": st.just("function_call_output"), "call_id": _ID, "output": _CONTENT}
+        {
+            "type": st.just("function_call_output"),
+            "call_id": _ID,
+            "output": _CONTENT,
+            "status": st.just("completed"),
+        }
     ),
     st.just({"type": "reasoning", "summary": []}),
 )
@@ -146,20 +151,23 @@ def test_the_outline_is_the_history_with_messages_read_by_role_alone_shared(
 ) -> None:
     """Unless a hook reads the history, a message without a synthetic-looking id is read by its
     role alone (SPEC 16): the outline has one shared role-only message for it, and every other
-    message as the whole history has it, from the same items and blocks (the dialects' readers
-    skip building what the outline does not keep)."""
+    message is the whole history's very object, from the same items and blocks (the dialects'
+    readers skip building what the outline does not keep). Either, given back as it was read,
+    gives the body back."""
     whole_readings = (
-        (RESPONSES, {"input": items}, responses_entries(items, whole=True)),
-        (ANTHROPIC, {"messages": messages}, anthropic_entries(messages, whole=True)),
+        ("input", RESPONSES, items, responses_entries(items, whole=True)),
+        ("messages", ANTHROPIC, messages, anthropic_entries(messages, whole=True)),
     )
-    for dialect, body, whole_entries in whole_readings:
-        parsed = dialect.parse(json.dumps(body).encode())
+    for field, dialect, sent, whole_entries in whole_readings:
+        parsed = dialect.parse(json.dumps({field: sent}).encode())
         assert parsed.outline == read_by_role(whole_entries)
         outline, history = parsed.outline.messages, parsed.history
+        for read in (outline, history):
+            assert json.loads(parsed.render(read, RenderContext()))[field] == sent
         assert len(outline) == len(history)
         for read, whole in zip(outline, history, strict=True):
             if reads_more_than_role(whole):
-                assert read == whole
+                assert read is whole
             else:
                 assert is_role_only(read)
                 assert read == {"role": whole["role"]}

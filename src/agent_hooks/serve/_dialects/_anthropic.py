@@ -43,6 +43,7 @@ from agent_hooks.serve._dialects._base import (
     role_only,
     splice,
     synthetic_call_id,
+    whole_history,
 )
 from agent_hooks.serve._dialects._chat import json_object, message_list
 from agent_hooks.serve._dialects._usage import Usage, anthropic_usage, find_usage
@@ -91,7 +92,7 @@ class AnthropicRequest(ParsedRequest):
     @cached_property
     def history(self) -> list[dict[str, Any]]:
         """Read from the messages again, whole: only a hook that reads the history needs it."""
-        return [entry.message for entry in _read(self.body["messages"], whole=True)]
+        return whole_history(self.outline, _read(self.body["messages"], whole=True))
 
     @property
     def user(self) -> str | None:

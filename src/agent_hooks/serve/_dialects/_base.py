@@ -64,6 +64,7 @@ __all__ = [
     "splice",
     "synthetic_call_id",
     "validate_messages",
+    "whole_history",
 ]
 
 _T = TypeVar("_T")
@@ -213,6 +214,16 @@ def read_by_role(entries: Iterable[Entry]) -> Outline:
             messages.append(shared)
         item_of.append(item)
     return Outline(messages, item_of, blocks)
+
+
+def whole_history(outline: Outline, entries: Iterable[Entry]) -> list[dict[str, Any]]:
+    """The whole history, read as ``entries`` from the items ``outline`` was read from: each
+    message the outline keeps whole is the outline's very object (:func:`align` matches a
+    synthetic message by identity), every other one as ``entries`` read it."""
+    return [
+        entry.message if is_role_only(kept) else kept
+        for kept, entry in zip(outline.messages, entries, strict=True)
+    ]
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from agent_hooks.serve._dialects._base import (
     role_only,
     splice,
     synthetic_call_id,
+    whole_history,
 )
 from agent_hooks.serve._dialects._chat import json_object, openai_error
 from agent_hooks.serve._dialects._usage import Usage, find_usage, openai_usage
@@ -57,7 +58,7 @@ class ResponsesRequest(ParsedRequest):
     @cached_property
     def history(self) -> list[dict[str, Any]]:
         """Read from the items again, whole: only a hook that reads the history needs it."""
-        return [entry.message for entry in _entries(self._items, whole=True)]
+        return whole_history(self.outline, _entries(self._items, whole=True))
 
     @property
     def user(self) -> str | None:

@@ -139,7 +139,7 @@ def test_reading_and_writing_a_100_000_message_tool_loop_peaks_within_8x_its_siz
             tool_loop,
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="10.8x: the parse holds 6.2x, the context's entries (a dict per message,"
+                reason="10.0x: the parse holds 5.3x, the context's entries (a dict per message,"
                 " three more and the parsed arguments per call) 3.6x (docs/decisions.md)",
             ),
         ),

@@ -277,14 +277,10 @@ def _too_deep() -> NoReturn:
     raise BadRequest(f"the JSON is nested deeper than {MAX_DEPTH} levels", code="too_deep")
 
 
-_SHARED_KEYS = ("type", "role", "name")
-"""Keys whose values repeat throughout a history (``function_call``, ``tool_result``,
-``assistant``, a tool's name)."""
-
-
 class _SharedWords:
-    """The parser's call for each object, which makes the values of :data:`_SHARED_KEYS` one
-    string per distinct value for the whole body.
+    """The parser's call for each object, which makes the values of its ``type``, ``role`` and
+    ``name`` keys (``function_call``, ``tool_result``, ``assistant``, a tool's name) one string
+    per distinct value for the whole body.
 
     The parser shares repeated keys but builds every value anew: in a long tool loop the type,
     role and tool name strings of each item took a sixth of the parsed body (Anthropic, 100,000
@@ -297,10 +293,14 @@ class _SharedWords:
         self._words: dict[str, str] = {}
 
     def object(self, value: dict[str, Any]) -> dict[str, Any]:
+        # written out: a loop over the three keys made the parse of a long history 10% slower
         words = self._words
-        for key in _SHARED_KEYS:
-            if key in value and type(word := value[key]) is str:
-                value[key] = words.setdefault(word, word)
+        if "type" in value and type(word := value["type"]) is str:
+            value["type"] = words.setdefault(word, word)
+        if "role" in value and type(word := value["role"]) is str:
+            value["role"] = words.setdefault(word, word)
+        if "name" in value and type(word := value["name"]) is str:
+            value["name"] = words.setdefault(word, word)
         return value
 
 

@@ -158,9 +158,8 @@ class HooksProxy:
         raw = await read_body(request, limit=self._max_body_bytes)
         work = _Work(len(raw))
         parsed = await work.run(lambda: dialect.parse(raw, deployment=deployment))
-        read = parsed.outline.messages
-        if _reads_history(generation):  # every message whole, built off the loop like the parse
-            read = await work.run(lambda: parsed.history)
+        whole = _reads_history(generation)
+        read = await work.run(lambda: parsed.history if whole else parsed.outline.messages)
         messages, forged = without_client_pairs(read)
         if forged:
             logger.warning("removed %d synthetic pair(s) sent by the client", forged)

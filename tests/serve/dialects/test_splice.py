@@ -164,6 +164,9 @@ def test_the_outline_is_the_history_with_messages_read_by_role_alone_shared(
         outline, history = parsed.outline.messages, parsed.history
         for read in (outline, history):
             assert json.loads(parsed.render(read, RenderContext()))[field] == sent
+        history_first = dialect.parse(json.dumps({field: sent}).encode())
+        assert history_first.history == history  # the outline then comes from the same reading
+        assert history_first.outline == parsed.outline
         assert len(outline) == len(history)
         for read, whole in zip(outline, history, strict=True):
             if reads_more_than_role(whole):

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from functools import cached_property
 from typing import Any
 
 from agent_hooks.injection._ids import is_synthetic_call_id
@@ -39,11 +38,9 @@ from agent_hooks.serve._dialects._base import (
     SSELines,
     as_forwarded,
     forged_half,
-    read_by_role,
     role_only,
     splice,
     synthetic_call_id,
-    whole_history,
 )
 from agent_hooks.serve._dialects._chat import json_object, message_list
 from agent_hooks.serve._dialects._usage import Usage, anthropic_usage, find_usage
@@ -87,12 +84,9 @@ class AnthropicRequest(ParsedRequest):
 
     def __init__(self, body: dict[str, Any]) -> None:
         self.body = body
-        self.outline = read_by_role(_read(body["messages"], whole=False))
 
-    @cached_property
-    def history(self) -> list[dict[str, Any]]:
-        """Read from the messages again, whole: only a hook that reads the history needs it."""
-        return whole_history(self.outline, _read(self.body["messages"], whole=True))
+    def _read(self, *, whole: bool) -> Iterator[Entry]:
+        return _read(self.body["messages"], whole=whole)
 
     @property
     def user(self) -> str | None:

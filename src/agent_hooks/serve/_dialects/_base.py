@@ -258,10 +258,8 @@ class ParsedRequest(abc.ABC):
     """A body read by its dialect: the history the hooks see, and how to write it back."""
 
     body: dict[str, Any]
-    outline: Outline
-    """The history as it is read unless a hook reads it, and the item of each message: a
-    message read by its role alone (:func:`reads_more_than_role`) may be a shared role-only
-    message. Chat's messages are its history, the client's own messages."""
+    _outline: Outline | None = None
+    _history: list[dict[str, Any]] | None = None
     long_strings: bool = False
     """Whether the body holds long strings (as :func:`~agent_hooks.serve._json_body.load_json`
     found): :meth:`dump` then looks for them."""
@@ -291,11 +289,31 @@ class ParsedRequest(abc.ABC):
         return None
 
     @property
+    def outline(self) -> Outline:
+        """The history as it is read unless a hook reads it, and the item of each message: a
+        message read by its role alone (:func:`reads_more_than_role`) may be a shared role-only
+        message. Read at first use (off the event loop, like the parse)."""
+        if self._outline is None:
+            self._outline = read_by_role(self._read(whole=False))
+        return self._outline
+
+    @property
     def history(self) -> list[dict[str, Any]]:
         """The whole history, every message as the hooks would read it (for hooks that read the
-        history): the :attr:`outline`'s, unless the dialect builds the history from its items.
-        It has the outline's length and items, message for message."""
-        return self.outline.messages
+        history), message for message the :attr:`outline`'s, its very objects where the outline
+        keeps a message whole. Read at first use; the outline, when not read yet, comes from
+        the same reading."""
+        if self._history is None:
+            entries = list(self._read(whole=True))
+            if self._outline is None:
+                self._outline = read_by_role(entries)
+            self._history = whole_history(self._outline, entries)
+        return self._history
+
+    @abc.abstractmethod
+    def _read(self, *, whole: bool) -> Iterable[Entry]:
+        """The dialect's reading of its items; without ``whole``, a message without a synthetic
+        id may come as its role-only message, unbuilt (:func:`role_only`)."""
 
     @property
     def items(self) -> Sequence[Any]:

@@ -55,7 +55,18 @@ class ChatRequest(ParsedRequest):
         self.body = body
         self.whole = outline is None
         """Every message was read: the history is ``messages``, written back whole."""
-        self.outline = outline or Outline(messages, range(len(messages)), {})
+        self._outline = outline or Outline(messages, range(len(messages)), {})
+        self._history = self._outline.messages  # the client's own messages: nothing to build
+
+    def _read(self, *, whole: bool) -> list[Entry]:
+        """Chat reads its messages at parse, whole (its outline is its history)."""
+        outline = self.outline
+        return [
+            Entry(message, item, outline.blocks.get(at, ()))
+            for at, (message, item) in enumerate(
+                zip(outline.messages, outline.item_of, strict=True)
+            )
+        ]
 
     @property
     def user(self) -> str | None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from functools import cached_property
 from typing import Any
 
 from agent_hooks.injection._ids import is_synthetic_call_id, parse_call_id
@@ -32,11 +31,9 @@ from agent_hooks.serve._dialects._base import (
     align,
     as_forwarded,
     forged_half,
-    read_by_role,
     role_only,
     splice,
     synthetic_call_id,
-    whole_history,
 )
 from agent_hooks.serve._dialects._chat import json_object, openai_error
 from agent_hooks.serve._dialects._usage import Usage, find_usage, openai_usage
@@ -53,12 +50,9 @@ class ResponsesRequest(ParsedRequest):
     def __init__(self, body: dict[str, Any], items: list[Any]) -> None:
         self.body = body
         self._items = items
-        self.outline = read_by_role(_entries(items, whole=False))
 
-    @cached_property
-    def history(self) -> list[dict[str, Any]]:
-        """Read from the items again, whole: only a hook that reads the history needs it."""
-        return whole_history(self.outline, _entries(self._items, whole=True))
+    def _read(self, *, whole: bool) -> Iterator[Entry]:
+        return _entries(self._items, whole=whole)
 
     @property
     def user(self) -> str | None:

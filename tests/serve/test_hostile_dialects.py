@@ -86,7 +86,7 @@ def test_a_function_call_output_that_is_not_text_stays_in_place_untouched(
     raw = json.dumps(body).encode()
     assert post(proxy, "/v1/responses", raw).status_code == 200
     parsed = RESPONSES.parse(raw)
-    assert [entry.item for entry in parsed.entries] == [0, 1]  # the output is not read
+    assert list(parsed.outline.item_of) == [0, 1]  # the output is not read
     assert json.loads(parsed.render(parsed.history, RenderContext()))["input"][2] == result
 
 

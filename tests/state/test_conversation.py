@@ -274,9 +274,10 @@ def test_new_pairs_are_anchored_at_the_client_message_before_them(build: As) -> 
     made = [build(m) for m in (*a, *b, *c)]
     history = [*made[:2], *client[:2], *made[2:4], *client[2:], *made[4:]]
     items = [as_plain(m) for m in client]
+    index_of = {id(m): i for i, m in enumerate(client)}
     pairs = collect_pairs(
         history,
-        item_by_message={id(m): i for i, m in enumerate(client)},
+        item_at=[index_of.get(id(m)) for m in history],
         items=items,
         reapplied=[],
         to_dict=as_plain,
@@ -296,14 +297,23 @@ def test_pairs_in_the_current_cycle_take_the_text_form_and_keep_it(build: As) ->
     items = [as_plain(m) for m in client]
     by_id = {id(m): i for i, m in enumerate(client)}
     pairs = collect_pairs(
-        history, item_by_message=by_id, items=items, reapplied=[], text_from=2, to_dict=as_plain
+        history,
+        item_at=[by_id.get(id(m)) for m in history],
+        items=items,
+        reapplied=[],
+        text_from=2,
+        to_dict=as_plain,
     )
     assert [p.form for p in pairs] == ["pair", "text"]
     # a TTL refresh of the text-form pair replaces it in place, still text, whatever the cycle
     refreshed = pair("b", "2", ttl_expiry_seconds=99)
     history[-2:] = [build(m) for m in refreshed]
     again = collect_pairs(
-        history, item_by_message=by_id, items=items, reapplied=pairs, to_dict=as_plain
+        history,
+        item_at=[by_id.get(id(m)) for m in history],
+        items=items,
+        reapplied=pairs,
+        to_dict=as_plain,
     )
     assert [(p.call_id, p.form) for p in again] == [
         (a[1]["tool_call_id"], "pair"),
@@ -316,7 +326,11 @@ def test_at_most_256_pairs_are_kept_the_oldest_going_first() -> None:
     made = [pair("t", str(n)) for n in range(MAX_STORED_PAIRS + 3)]
     history: list[Any] = [USER, *(m for p in made for m in p)]
     pairs = collect_pairs(
-        history, item_by_message={id(USER): 0}, items=client, reapplied=[], to_dict=as_plain
+        history,
+        item_at=[0 if m is USER else None for m in history],
+        items=client,
+        reapplied=[],
+        to_dict=as_plain,
     )
     assert len(pairs) == MAX_STORED_PAIRS
     assert pairs[0].pair == made[3]

@@ -143,9 +143,10 @@ async def run_with_pairs(
     run = await runner.run(HookEvent.ON_REQUEST_START, reapplied.history, request=request)
 
     async def save() -> None:
+        index_of = {id(message): index for index, message in enumerate(history)}
         pairs = collect_pairs(
             run.messages,
-            item_by_message={id(message): index for index, message in enumerate(history)},
+            item_at=[index_of.get(id(message)) for message in run.messages],
             items=history,
             reapplied=reapplied.kept,
             to_dict=Message.to_openai,

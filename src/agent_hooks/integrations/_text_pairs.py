@@ -96,7 +96,11 @@ def text_form_calls(
     old = [
         entry._replace(form="text") if entry.call_id in read_as_text else entry
         for entry in collect_pairs(
-            before, item_by_message=item_of, items=before, reapplied=(), to_dict=_as_dict
+            before,
+            item_at=[item_of.get(id(message)) for message in before],
+            items=before,
+            reapplied=(),
+            to_dict=_as_dict,
         )
         if entry.call_id in read_as_text or not afresh
     ]
@@ -106,7 +110,7 @@ def text_form_calls(
         text_from = users[-1] if users else -1
     new = collect_pairs(
         after,
-        item_by_message=item_of,
+        item_at=[item_of.get(id(message)) for message in after],
         items=before,
         reapplied=old,
         text_from=text_from,

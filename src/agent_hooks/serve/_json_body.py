@@ -112,7 +112,7 @@ def _parse(text: str) -> Any:
     try:
         return json.loads(
             text,
-            object_hook=_same,
+            object_hook=_SharedWords().object,
             parse_constant=_non_finite,
             parse_float=_float,
             parse_int=_int,
@@ -277,11 +277,31 @@ def _too_deep() -> NoReturn:
     raise BadRequest(f"the JSON is nested deeper than {MAX_DEPTH} levels", code="too_deep")
 
 
-def _same(value: dict[str, Any]) -> dict[str, Any]:
-    """The parser's call for each object: a point where a worker thread parsing a large body
-    lets the event loop run (SPEC 16; one call of the C parser holds the GIL throughout, and a
-    history of strings gives it no other)."""
-    return value
+class _SharedWords:
+    """The parser's call for each object, which makes the values of its ``type``, ``role`` and
+    ``name`` keys (``function_call``, ``tool_result``, ``assistant``, a tool's name) one string
+    per distinct value for the whole body.
+
+    The parser shares repeated keys but builds every value anew: in a long tool loop the type,
+    role and tool name strings of each item took a sixth of the parsed body (Anthropic, 100,000
+    messages: 6.5x the body's size, 5.4x shared; SPEC 16). The call is also a point where a
+    worker thread parsing a large body lets the event loop run (one call of the C parser holds
+    the GIL throughout, and a history of strings gives it no other).
+    """
+
+    def __init__(self) -> None:
+        self._words: dict[str, str] = {}
+
+    def object(self, value: dict[str, Any]) -> dict[str, Any]:
+        # written out: a loop over the three keys made the parse of a long history 10% slower
+        words = self._words
+        if "type" in value and type(word := value["type"]) is str:
+            value["type"] = words.setdefault(word, word)
+        if "role" in value and type(word := value["role"]) is str:
+            value["role"] = words.setdefault(word, word)
+        if "name" in value and type(word := value["name"]) is str:
+            value["name"] = words.setdefault(word, word)
+        return value
 
 
 def _non_finite(text: str) -> NoReturn:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import logging
 import operator
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from array import array
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -30,6 +31,7 @@ from agent_hooks.serve._dialects import (
     Dialect,
     ParsedRequest,
     RenderContext,
+    is_role_only,
 )
 from agent_hooks.serve._errors import ProxyError
 from agent_hooks.serve._families import FamilyRule, model_family
@@ -156,7 +158,10 @@ class HooksProxy:
         raw = await read_body(request, limit=self._max_body_bytes)
         work = Work(len(raw))
         parsed = await work.run(lambda: dialect.parse(raw, deployment=deployment))
-        messages, forged, item_of = await work.run(lambda: _without_client_pairs(parsed))
+        whole = _reads_history(generation)
+        messages, forged, item_of, read = await work.run(
+            lambda: _without_client_pairs(parsed, whole=whole)
+        )
         if forged:
             logger.warning("removed %d synthetic pair(s) sent by the client", forged)
         owned: Conversation | None = None  # nobody's conversation without a tenant: no state
@@ -192,9 +197,7 @@ class HooksProxy:
             pairs = await work.run(
                 lambda: collect_pairs(
                     history,
-                    item_by_message={
-                        id(m): item for m, item in zip(messages, item_of, strict=True)
-                    },
+                    item_at=list(_client_items(history, messages, item_of)),
                     items=parsed.items,
                     reapplied=reapplied.kept,
                     held=parsed.held,
@@ -202,7 +205,7 @@ class HooksProxy:
                     to_dict=_same,
                 )
             )
-        if untouched and _as_sent(raw, parsed, hooks_input):
+        if untouched and _as_sent(raw, parsed, hooks_input, read):
             forwarded = raw  # nothing to write: the client's own bytes go, not a re-dump
         else:
             del raw  # written anew: the client's bytes are not kept beside the new ones
@@ -458,16 +461,16 @@ class _Turn:
     names_answers: bool
 
 
-def _as_sent(raw: bytes, parsed: ParsedRequest, history: Sequence[Mapping[str, Any]]) -> bool:
+def _as_sent(
+    raw: bytes, parsed: ParsedRequest, history: Sequence[object], read: Sequence[object]
+) -> bool:
     """Whether the client's body can go upstream as it came: the hooks and the stored state
-    changed no message (the very objects the dialect read, in order) and reading it changed no
-    field. A body that starts with a byte order mark is rendered, so the upstream never gets
-    one (any other body is UTF-8: :func:`~agent_hooks.serve._json_body.load_json` refuses the
-    rest)."""
+    changed no message (``history`` is the very objects the dialect read, ``read``, in order)
+    and reading it changed no field. A body that starts with a byte order mark is rendered, so
+    the upstream never gets one (any other body is UTF-8:
+    :func:`~agent_hooks.serve._json_body.load_json` refuses the rest)."""
     return (
-        not parsed.edited
-        and _same_objects(history, parsed.history)
-        and json.detect_encoding(raw) == "utf-8"
+        not parsed.edited and _same_objects(history, read) and json.detect_encoding(raw) == "utf-8"
     )
 
 
@@ -477,25 +480,37 @@ def _same(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def _without_client_pairs(
-    parsed: ParsedRequest,
-) -> tuple[list[dict[str, Any]], int, Sequence[int]]:
-    """The history without the pairs the client sent, how many there were, and the client item
-    of each message left (one step: a long history's passes go off the loop together)."""
-    messages, forged = without_client_pairs(parsed.history)
-    return messages, forged, _items_of(messages, parsed)
+    parsed: ParsedRequest, *, whole: bool
+) -> tuple[list[dict[str, Any]], int, Sequence[int], Sequence[Any]]:
+    """The history without the pairs the client sent, how many there were, the client item of
+    each message left, and the messages they were removed from: the whole history, or the
+    dialect's outline unless a hook reads it (one step: a long history's passes go off the loop
+    together)."""
+    read = parsed.history if whole else parsed.outline.messages
+    messages, forged = without_client_pairs(read)
+    return messages, forged, _items_of(messages, read, parsed.outline.item_of), read
 
 
-def _items_of(messages: Sequence[Any], parsed: ParsedRequest) -> Sequence[int]:
-    """The client item of each message left once the client's pairs are removed (a message
-    rebuilt without a forged call belongs to the item of the message before it); the dialect's
-    own when none was (no map of a long history's messages is built, SPEC 16)."""
-    if _same_objects(messages, parsed.history):
-        return parsed.item_of
-    item_by_id = {id(m): item for m, item in zip(parsed.history, parsed.item_of, strict=True)}
-    items: list[int] = []
+def _reads_history(generation: Generation) -> bool:
+    """Whether a hook's arguments or condition read the history (the hook context, SPEC 10,
+    built from the history's dicts): its messages must then be read whole, not as the
+    dialect's :attr:`~ParsedRequest.outline` (shared role-only ones)."""
+    runner = generation.runner
+    return runner is not None and any(hook.needs_context for hook in runner.hooks)
+
+
+def _items_of(
+    messages: Sequence[object], read: Sequence[object], item_of: Sequence[int]
+) -> Sequence[int]:
+    """The client item of each message left once the client's pairs are removed from ``read``
+    (a message rebuilt without a forged call belongs to the item of the message before it); the
+    dialect's own when none was."""
+    if _same_objects(messages, read):
+        return item_of
+    items = array("i")
     last = 0
-    for message in messages:
-        last = item_by_id.get(id(message), last)
+    for item in _client_items(messages, read, item_of):
+        last = last if item is None else item
         items.append(last)
     return items
 
@@ -504,6 +519,21 @@ def _hooks_of(runner: HookRunner, event: HookEvent) -> list[PreparedHook]:
     """The hooks :meth:`HookRunner.run` would run for ``event``: the proxy runs them through
     :meth:`HookRunner.run_hooks`, the one that takes the dicts the context is built from."""
     return [hook for hook in runner.hooks if hook.event is event]
+
+
+def _client_items(
+    these: Sequence[object], client: Sequence[object], item_of: Sequence[int]
+) -> Iterator[int | None]:
+    """For each of ``these``, the item of the ``client`` message it is; ``None`` for any other.
+
+    A shared role-only message (:func:`is_role_only`) is the next such one of ``client``: those
+    are matched by order, as the hooks and the removal of client pairs keep them, in order.
+    Any other message is found by identity.
+    """
+    in_order = (item for m, item in zip(client, item_of, strict=True) if is_role_only(m))
+    by_id = {id(m): item for m, item in zip(client, item_of, strict=True) if not is_role_only(m)}
+    for message in these:
+        yield next(in_order) if is_role_only(message) else by_id.get(id(message))
 
 
 def _same_objects(these: Sequence[object], those: Sequence[object]) -> bool:

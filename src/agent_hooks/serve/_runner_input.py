@@ -19,9 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.messages import Message, Role
-from agent_hooks.serve._dialects import validate_messages
+from agent_hooks.serve._dialects import reads_more_than_role, validate_messages
 
 __all__ = ["RunnerInput"]
 
@@ -79,18 +78,9 @@ class RunnerInput:
 
 def _stand_in(message: Mapping[str, Any]) -> Message | None:
     """The shared stand-in for ``message``; ``None`` when the runner reads more than its role
-    (a synthetic-looking id in ``tool_call_id`` or ``tool_calls``, whatever the role), or the
-    role is not one of :class:`Role` (validation then says so)."""
-    call_id = message.get("tool_call_id")
-    if type(call_id) is str and is_synthetic_call_id(call_id):
-        return None
-    calls = message.get("tool_calls")
-    if type(calls) is list and any(map(_synthetic_call, calls)):
+    (:func:`~agent_hooks.serve._dialects.reads_more_than_role`), or the role is not one of
+    :class:`Role` (validation then says so)."""
+    if reads_more_than_role(message):
         return None
     role = message.get("role")
     return _STAND_INS.get(role) if type(role) is str else None
-
-
-def _synthetic_call(call: Any) -> bool:
-    each = call.get("id") if isinstance(call, Mapping) else None
-    return type(each) is str and is_synthetic_call_id(each)

@@ -343,7 +343,7 @@ def _is_user(message: Any) -> bool:
 def collect_pairs(
     history: Sequence[Any],
     *,
-    item_by_message: Mapping[int, int],
+    item_at: Sequence[int | None],
     items: Sequence[Any],
     reapplied: Sequence[StoredPair],
     held: bool = False,
@@ -352,8 +352,9 @@ def collect_pairs(
 ) -> list[StoredPair]:
     """The turn's pairs, as the store keeps them, in history order.
 
-    ``item_by_message`` maps ``id()`` of each client message in ``history`` to its item. A pair
-    re-applied unchanged keeps its record; a pair the hooks wrote is anchored at the client item
+    ``item_at`` gives the client item of each message of ``history`` (``None`` for a message
+    the client did not send: the hooks' and the store's). A pair re-applied unchanged keeps
+    its record; a pair the hooks wrote is anchored at the client item
     of the nearest ordinary message before it. Its form: the form of the pair of the same hook it
     replaced in place (a TTL refresh), else ``text`` when it is anchored at or after
     ``text_from`` (Anthropic thinking: the current tool cycle), else ``pair``.
@@ -371,7 +372,7 @@ def collect_pairs(
         message = history[index]
         half = pair_half(message)
         if half is None or half[0] != "call":
-            item = item_by_message.get(id(message))
+            item = item_at[index]
             if item is not None:
                 anchor = item
             index += 1

@@ -41,14 +41,9 @@ def text_form_chosen(parsed: ParsedRequest, history: list[dict[str, Any]]) -> fr
     """The added pairs of ``history`` the conversation core forwards in text form, anchored at
     the client item of the message before each (matched to ``parsed`` as the dialect does)."""
     matches = align(parsed.history, history)
-    item_by_message = {
-        id(message): parsed.item_of[match]
-        for message, match in zip(history, matches, strict=True)
-        if match is not None
-    }
     pairs = collect_pairs(
         history,
-        item_by_message=item_by_message,
+        item_at=[None if match is None else parsed.outline.item_of[match] for match in matches],
         items=parsed.items,
         reapplied=[],
         text_from=parsed.text_from,

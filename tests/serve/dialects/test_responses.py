@@ -129,7 +129,7 @@ async def test_roles_items_and_fields_it_does_not_know_stay_in_place_untouched()
     items = [unknown[0], user, *unknown[1:], ASSISTANT_ITEM]
     raw = body(items)
     parsed = RESPONSES.parse(raw)
-    assert [entry.item for entry in parsed.entries] == [1, 5]
+    assert list(parsed.outline.item_of) == [1, 5]
     run = await run_manifest(MANIFEST, parsed.history, tools={"clock": "12:00", "news": "none"})
     sent = forwarded(raw, [message.to_openai() for message in run.messages])["input"]
     clock, news = sent[2:4], sent[-2:]

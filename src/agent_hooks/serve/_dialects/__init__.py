@@ -20,6 +20,8 @@ from agent_hooks.serve._dialects._base import (
     ParsedRequest,
     RenderContext,
     ToolDefinition,
+    is_role_only,
+    reads_more_than_role,
     synthetic_call_id,
     validate_messages,
 )
@@ -44,6 +46,8 @@ __all__ = [
     "ResponsesRequest",
     "ToolDefinition",
     "Usage",
+    "is_role_only",
+    "reads_more_than_role",
     "synthetic_call_id",
     "tool_result_text",
     "validate_messages",

@@ -24,9 +24,10 @@ tool.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.injection._text_form import tool_result_text
 from agent_hooks.serve._dialects._base import (
     Answer,
@@ -37,6 +38,7 @@ from agent_hooks.serve._dialects._base import (
     SSELines,
     as_forwarded,
     forged_half,
+    role_only,
     splice,
     synthetic_call_id,
 )
@@ -80,10 +82,11 @@ def anthropic_error_type(status: int) -> str:
 class AnthropicRequest(ParsedRequest):
     """A Messages body and the history read from its ``messages``."""
 
-    def __init__(self, body: dict[str, Any], entries: list[Entry]) -> None:
+    def __init__(self, body: dict[str, Any]) -> None:
         self.body = body
-        self.entries = entries
-        self.history = [entry.message for entry in entries]
+
+    def _read(self, *, whole: bool) -> Iterator[Entry]:
+        return _read(self.body["messages"], whole=whole)
 
     @property
     def user(self) -> str | None:
@@ -128,7 +131,7 @@ class AnthropicRequest(ParsedRequest):
         names = _pair_names(history) if text_form or self.needs_tool_definitions() else {}
         messages = splice(
             self.body["messages"],
-            self.entries,
+            self.outline,
             history,
             render=lambda added: _pair_messages(
                 as_forwarded(added, context.family), text_form, names
@@ -268,11 +271,30 @@ def _text(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _entries(message: Mapping[str, Any], index: int) -> list[Entry]:
+def _read(messages: Sequence[Any], *, whole: bool) -> Iterator[Entry]:
+    """The history messages of ``messages``, in order; without ``whole``, each message without
+    a synthetic id as its shared role-only message, not built (:func:`role_only`).
+
+    Only ``user`` and ``assistant`` messages whose content is a string or a list of blocks are
+    read; every other message (a mid-conversation ``system`` message, a role or a content the
+    proxy does not know) stays in place, unread (SPEC 15), but for its forged blocks.
+    """
+    for index, message in enumerate(messages):
+        if (
+            isinstance(message, Mapping)
+            and message.get("role") in ("user", "assistant")
+            and isinstance(message.get("content"), str | list)
+        ):
+            yield from _entries(message, index, whole=whole)
+        else:
+            yield from _forged_blocks(message, index)
+
+
+def _entries(message: Mapping[str, Any], index: int, *, whole: bool) -> list[Entry]:
     """The history messages one Anthropic message stands for (at least one)."""
     role, content = message["role"], message["content"]
     if isinstance(content, str):
-        return [Entry({"role": role, "content": content}, index)]
+        return [Entry({"role": role, "content": content} if whole else role_only(role), index)]
     tools: list[Entry] = []
     texts: list[tuple[int, str]] = []
     for at, block in enumerate(content):
@@ -282,25 +304,38 @@ def _entries(message: Mapping[str, Any], index: int) -> list[Entry]:
         if kind == "text" and isinstance(block.get("text"), str):
             texts.append((at, block["text"]))
         elif kind == "tool_use" and role == "assistant" and _named_call(block):
-            arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
-            function = {"name": block["name"], "arguments": arguments}
-            call = {"id": block["id"], "type": "function", "function": function}
-            tools.append(Entry({"role": "assistant", "tool_calls": [call]}, index, (at,)))
+            tools.append(Entry(_call(block, whole), index, (at,)))
         elif kind == "tool_result" and role == "user" and isinstance(block.get("tool_use_id"), str):
-            answer = {
-                "role": "tool",
-                "tool_call_id": block["tool_use_id"],
-                "content": _text(block.get("content")),
-            }
-            tools.append(Entry(answer, index, (at,)))
+            tools.append(Entry(_result(block, whole), index, (at,)))
         elif (forged := _forged_block(block, index, at)) is not None:
             # Not read (in the other role's message, malformed): kept, untouched, unless forged.
             tools.append(forged)
     if texts or not tools:
         parts = [{"type": "text", "text": text} for _, text in texts]
-        own = Entry({"role": role, "content": parts}, index, tuple(at for at, _ in texts))
+        text = {"role": role, "content": parts} if whole else role_only(role)
+        own = Entry(text, index, tuple(at for at, _ in texts))
         return [own, *tools] if role == "assistant" else [*tools, own]
     return tools
+
+
+def _call(block: Mapping[str, Any], whole: bool) -> dict[str, Any]:
+    """A ``tool_use`` block's assistant message; its role-only one (its arguments' JSON not
+    written) when not ``whole`` and its id is not synthetic."""
+    if not (whole or is_synthetic_call_id(block["id"])):
+        return role_only("assistant")
+    arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
+    function = {"name": block["name"], "arguments": arguments}
+    call = {"id": block["id"], "type": "function", "function": function}
+    return {"role": "assistant", "tool_calls": [call]}
+
+
+def _result(block: Mapping[str, Any], whole: bool) -> dict[str, Any]:
+    """A ``tool_result`` block's tool message; its role-only one when not ``whole`` and its id
+    is not synthetic."""
+    call_id = block["tool_use_id"]
+    if not (whole or is_synthetic_call_id(call_id)):
+        return role_only("tool")
+    return {"role": "tool", "tool_call_id": call_id, "content": _text(block.get("content"))}
 
 
 def _forged_blocks(message: Any, index: int) -> list[Entry]:
@@ -340,28 +375,14 @@ class _AnthropicDialect:
         self.counts_tokens = counts_tokens
 
     def parse(self, raw: bytes, *, deployment: str | None = None) -> AnthropicRequest:
-        """Read a body.
-
-        Only ``user`` and ``assistant`` messages whose content is a string or a list of blocks
-        are read; every other message (a mid-conversation ``system`` message, a role or a
-        content the proxy does not know) stays in place, unread (SPEC 15).
+        """Read a body (:func:`_read` says which messages are read).
 
         Raises:
             InvalidRequest: not a JSON object, or ``messages`` is missing or not a list.
         """
         body, long_strings = json_object(raw)
-        messages = message_list(body)
-        entries: list[Entry] = []
-        for index, message in enumerate(messages):
-            if (
-                isinstance(message, Mapping)
-                and message.get("role") in ("user", "assistant")
-                and isinstance(message.get("content"), str | list)
-            ):
-                entries += _entries(message, index)
-            else:
-                entries += _forged_blocks(message, index)
-        request = AnthropicRequest(body, entries)
+        message_list(body)
+        request = AnthropicRequest(body)
         request.long_strings = long_strings
         return request
 

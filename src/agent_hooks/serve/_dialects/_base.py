@@ -6,6 +6,12 @@ message came from: an :class:`Entry` names the dialect item (a Responses input i
 Anthropic message) and, for Anthropic, the content blocks it was read from. Items the hooks cannot
 understand (reasoning, images, hosted tool calls...) have no entry at all and stay where they are.
 
+Unless a hook reads the history, everything but the hooks reads a history message by its role
+and its synthetic-looking ids alone (:func:`reads_more_than_role`): so a dialect that builds its
+history beside its own items keeps, in :attr:`ParsedRequest.outline`, a shared role-only
+message for each message without such an id, and builds the whole history only when asked
+(SPEC 16: a chat-shaped dict per item, three for a call, cost a long tool loop 5x its body).
+
 The hooks only ever add synthetic pairs, drop synthetic pairs (forged, unverified) and leave every
 other message as it was (SPEC section 4), so the history they return is aligned with the one they
 were given by identity (synthetic messages) and by order (every other message):
@@ -17,15 +23,16 @@ from __future__ import annotations
 
 import abc
 import io
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
 from agent_hooks._json_writer import write_json
 from agent_hooks.injection._ids import is_synthetic_call_id
-from agent_hooks.messages import Message
+from agent_hooks.messages import Message, Role
 from agent_hooks.serve._dialects._usage import Usage
 from agent_hooks.serve._errors import BadRequest
 from agent_hooks.serve._families import Family, for_family
@@ -40,6 +47,7 @@ __all__ = [
     "Entry",
     "InvalidMessages",
     "InvalidRequest",
+    "Outline",
     "ParsedRequest",
     "RenderContext",
     "SSELines",
@@ -49,9 +57,14 @@ __all__ = [
     "check_messages",
     "dump_body",
     "forged_half",
+    "is_role_only",
+    "read_by_role",
+    "reads_more_than_role",
+    "role_only",
     "splice",
     "synthetic_call_id",
     "validate_messages",
+    "whole_history",
 ]
 
 _T = TypeVar("_T")
@@ -122,8 +135,7 @@ class InvalidRequest(BadRequest):
         super().__init__(message, code=code)
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One history message and where it came from in the dialect's body.
 
     ``item`` is the index of the dialect item (input item, message); ``blocks`` the indices of
@@ -133,6 +145,85 @@ class Entry:
     message: dict[str, Any]
     item: int
     blocks: tuple[int, ...] = ()
+
+
+_ROLE_ONLY: dict[str, dict[str, Any]] = {role.value: {"role": role.value} for role in Role}
+"""One role-only history message per role, shared by every message read by its role alone:
+never changed (nothing changes a history message; the hooks write new ones)."""
+_ROLE_ONLY_IDS = frozenset(map(id, _ROLE_ONLY.values()))
+
+
+def reads_more_than_role(message: Mapping[str, Any]) -> bool:
+    """Whether the hooks, the removal of client pairs and the splice read more of ``message``
+    than its role: it carries a synthetic-looking id, in ``tool_call_id`` or in ``tool_calls``,
+    whatever its role (SPEC 4 and 9: pairs, their callers, signatures, freshness)."""
+    call_id = message.get("tool_call_id")
+    if type(call_id) is str and is_synthetic_call_id(call_id):
+        return True
+    calls = message.get("tool_calls")
+    return type(calls) is list and any(map(_synthetic_call, calls))
+
+
+def _synthetic_call(call: Any) -> bool:
+    each = call.get("id") if isinstance(call, Mapping) else None
+    return type(each) is str and is_synthetic_call_id(each)
+
+
+def role_only(role: str) -> dict[str, Any]:
+    """The shared role-only message of ``role`` (a :class:`Role` value): what a dialect that
+    reads its items for the :attr:`ParsedRequest.outline` puts for a message without a
+    synthetic-looking id, without building it (a tool call is three dicts, an Anthropic one
+    its arguments' JSON too)."""
+    return _ROLE_ONLY[role]
+
+
+def is_role_only(message: object) -> bool:
+    """Whether ``message`` is one of the :attr:`ParsedRequest.outline`'s shared role-only
+    messages (which stand for many messages: matched by order, never by identity)."""
+    return id(message) in _ROLE_ONLY_IDS
+
+
+class Outline(NamedTuple):
+    """A history read by role (:attr:`ParsedRequest.outline`) and where its messages came from.
+
+    ``blocks`` holds, by index in ``messages``, the blocks of the messages kept whole only
+    (those with a synthetic-looking id): those are the only messages the hooks drop, which
+    :func:`splice` takes out of their items (the hooks never drop an ordinary message).
+    """
+
+    messages: list[dict[str, Any]]
+    item_of: Sequence[int]
+    blocks: Mapping[int, tuple[int, ...]]
+
+
+def read_by_role(entries: Iterable[Entry]) -> Outline:
+    """``entries`` as an :class:`Outline`: the messages read for more than their role kept
+    whole, every other one a shared role-only message; the item indices in an array of C ints
+    (an ``int`` object each would cost 32 bytes a message)."""
+    messages: list[dict[str, Any]] = []
+    item_of = array("i")
+    blocks: dict[int, tuple[int, ...]] = {}
+    for message, item, at in entries:
+        role = message.get("role")
+        shared = _ROLE_ONLY.get(role) if type(role) is str else None
+        if shared is None or reads_more_than_role(message):
+            if at:
+                blocks[len(messages)] = at
+            messages.append(message)
+        else:
+            messages.append(shared)
+        item_of.append(item)
+    return Outline(messages, item_of, blocks)
+
+
+def whole_history(outline: Outline, entries: Iterable[Entry]) -> list[dict[str, Any]]:
+    """The whole history, read as ``entries`` from the items ``outline`` was read from: each
+    message the outline keeps whole is the outline's very object (:func:`align` matches a
+    synthetic message by identity), every other one as ``entries`` read it."""
+    return [
+        entry.message if is_role_only(kept) else kept
+        for kept, entry in zip(outline.messages, entries, strict=True)
+    ]
 
 
 @dataclass(frozen=True)
@@ -167,7 +258,8 @@ class ParsedRequest(abc.ABC):
     """A body read by its dialect: the history the hooks see, and how to write it back."""
 
     body: dict[str, Any]
-    history: list[dict[str, Any]]
+    _outline: Outline | None = None
+    _history: list[dict[str, Any]] | None = None
     long_strings: bool = False
     """Whether the body holds long strings (as :func:`~agent_hooks.serve._json_body.load_json`
     found): :meth:`dump` then looks for them."""
@@ -197,19 +289,38 @@ class ParsedRequest(abc.ABC):
         return None
 
     @property
+    def outline(self) -> Outline:
+        """The history as it is read unless a hook reads it, and the item of each message: a
+        message read by its role alone (:func:`reads_more_than_role`) may be a shared role-only
+        message. Read at first use (off the event loop, like the parse)."""
+        if self._outline is None:
+            self._outline = read_by_role(self._read(whole=False))
+        return self._outline
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """The whole history, every message as the hooks would read it (for hooks that read the
+        history), message for message the :attr:`outline`'s, its very objects where the outline
+        keeps a message whole. Read at first use; the outline, when not read yet, comes from
+        the same reading."""
+        if self._history is None:
+            entries = list(self._read(whole=True))
+            if self._outline is None:
+                self._outline = read_by_role(entries)
+            self._history = whole_history(self._outline, entries)
+        return self._history
+
+    @abc.abstractmethod
+    def _read(self, *, whole: bool) -> Iterable[Entry]:
+        """The dialect's reading of its items; without ``whole``, a message without a synthetic
+        id may come as its role-only message, unbuilt (:func:`role_only`)."""
+
+    @property
     def items(self) -> Sequence[Any]:
         """The client's own messages (input items), in its format: what stored pairs are
         anchored to."""
         messages = self.body.get("messages")
         return messages if isinstance(messages, list) else []
-
-    @property
-    def item_of(self) -> Sequence[int]:
-        """For each ``history`` message, the index of the item it was read from."""
-        entries: Sequence[Entry] | None = getattr(self, "entries", None)
-        if entries is None:
-            return range(len(self.history))
-        return [entry.item for entry in entries]
 
     @property
     def first_user_item(self) -> Any | None:
@@ -276,7 +387,11 @@ class ParsedRequest(abc.ABC):
 
     @abc.abstractmethod
     def render(self, history: Sequence[Mapping[str, Any]], context: RenderContext) -> bytes:
-        """The body to forward: every field as it came, the hooks' pairs in place."""
+        """The body to forward: every field as it came, the hooks' pairs in place.
+
+        ``history`` is the hooks' answer on the :attr:`outline` or on the :attr:`history`: the
+        two differ only in messages read by their role, which are matched by order.
+        """
 
     def dump(self, body: Mapping[str, Any]) -> bytes:
         """``body`` (this body, some fields replaced) as :func:`dump_body` writes it."""
@@ -492,14 +607,14 @@ def align(
 
 def splice(
     items: Sequence[_T],
-    entries: Sequence[Entry],
+    before: Outline,
     after: Sequence[Mapping[str, Any]],
     *,
     render: Callable[[list[Mapping[str, Any]]], list[_T]],
     without_blocks: Callable[[_T, frozenset[int]], _T | None],
     matches: Sequence[int | None] | None = None,
 ) -> list[_T]:
-    """The dialect items for ``after``, the hooks' history.
+    """The dialect items for ``after``, the hooks' history on ``before``'s messages.
 
     Items whose messages the hooks kept are copied as they came; an item whose whole message the
     hooks dropped is left out, and one that lost some blocks is rebuilt by ``without_blocks``
@@ -509,20 +624,22 @@ def splice(
     at the end too (items after the last kept one come after what is appended): that item is the
     pair's anchor (SPEC 15), so a pair re-applied next turn, when more follows, lands in the same
     place.
-    ``matches`` is :func:`align` of the entries' messages and ``after``, when the caller has it.
+    ``matches`` is :func:`align` of ``before``'s messages and ``after``, when the caller has it.
     """
     if matches is None:
-        matches = align([entry.message for entry in entries], after)
+        matches = align(before.messages, after)
+    item_of = before.item_of
     kept = {match for match in matches if match is not None}
     dropped_items: set[int] = set()
     dropped_blocks: dict[int, set[int]] = {}
-    for index, entry in enumerate(entries):
+    for index in range(len(item_of)):
         if index in kept:
             continue
-        if entry.blocks:
-            dropped_blocks.setdefault(entry.item, set()).update(entry.blocks)
+        blocks = before.blocks.get(index)
+        if blocks:
+            dropped_blocks.setdefault(item_of[index], set()).update(blocks)
         else:
-            dropped_items.add(entry.item)
+            dropped_items.add(item_of[index])
 
     out: list[_T] = []
     emitted = 0
@@ -547,7 +664,7 @@ def splice(
         if added:
             out.extend(render(added))
             added = []
-        emit_through(entries[match].item)
+        emit_through(item_of[match])
     if added:
         out.extend(render(added))
     emit_through(len(items) - 1)

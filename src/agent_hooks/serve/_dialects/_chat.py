@@ -19,6 +19,7 @@ from agent_hooks.serve._dialects._base import (
     Entry,
     InvalidMessages,
     InvalidRequest,
+    Outline,
     ParsedRequest,
     RenderContext,
     SSELines,
@@ -40,7 +41,7 @@ class ChatRequest(ParsedRequest):
     """A chat-completions body (plus ``model`` from DIAL's route) and its messages.
 
     When every message validates (the common case) the history is ``messages`` itself and is
-    written back whole. Otherwise ``entries`` says which messages the hooks read: a message
+    written back whole. Otherwise the outline says which messages the hooks read: a message
     that does not validate (a role or a content the proxy does not know) has no history message
     and stays in place, untouched, unless it carries a synthetic id (then a forged half stands
     for it, so the removal of client pairs takes it out, SPEC 12.1). Validating tells only which
@@ -49,11 +50,23 @@ class ChatRequest(ParsedRequest):
     """
 
     def __init__(
-        self, body: dict[str, Any], messages: list[Any], entries: list[Entry] | None = None
+        self, body: dict[str, Any], messages: list[Any], outline: Outline | None = None
     ) -> None:
         self.body = body
-        self.entries = entries
-        self.history = messages if entries is None else [entry.message for entry in entries]
+        self.whole = outline is None
+        """Every message was read: the history is ``messages``, written back whole."""
+        self._outline = outline or Outline(messages, range(len(messages)), {})
+        self._history = self._outline.messages  # the client's own messages: nothing to build
+
+    def _read(self, *, whole: bool) -> list[Entry]:
+        """Chat reads its messages at parse, whole (its outline is its history)."""
+        outline = self.outline
+        return [
+            Entry(message, item, outline.blocks.get(at, ()))
+            for at, (message, item) in enumerate(
+                zip(outline.messages, outline.item_of, strict=True)
+            )
+        ]
 
     @property
     def user(self) -> str | None:
@@ -64,24 +77,24 @@ class ChatRequest(ParsedRequest):
         """Every field as it came, ``messages`` replaced by the hooks' history (its pairs as the
         model family takes them), with the messages the hooks could not read back in their
         places."""
-        if self.entries is None:
+        if self.whole:
             messages = list(as_forwarded(history, context.family))
         else:
             messages = self._spliced(history, context.family)
         return self.dump({**self.body, "messages": messages})
 
     def _spliced(self, history: Sequence[Mapping[str, Any]], family: Family) -> list[Any]:
-        assert self.entries is not None
         # A kept message goes as the hooks returned it: the removal of client pairs may have
         # taken a synthetic call out of it (a new dict), which the client's item still holds.
+        before = self.outline
         items = list(self.items)
-        matches = align(self.history, history)
+        matches = align(before.messages, history)
         for message, match in zip(history, matches, strict=True):
-            if match is not None and not self.entries[match].blocks:
-                items[self.entries[match].item] = message
+            if match is not None and match not in before.blocks:
+                items[before.item_of[match]] = message
         return splice(
             items,
-            self.entries,
+            before,
             history,
             render=lambda added: list(as_forwarded(added, family)),
             without_blocks=_without_calls,
@@ -137,7 +150,12 @@ def _partly_read(body: dict[str, Any], messages: list[Any], unread: set[int]) ->
             entries.append(Entry(message, index))
         else:
             entries += _forged_entries(message, index)
-    return ChatRequest(body, messages, entries)
+    partial = Outline(
+        [entry.message for entry in entries],
+        [entry.item for entry in entries],
+        {at: entry.blocks for at, entry in enumerate(entries) if entry.blocks},
+    )
+    return ChatRequest(body, messages, partial)
 
 
 class _ChatDialect:

@@ -16,10 +16,10 @@ hooks replaced in place; a first-time pair goes to the start of the forwarded ``
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from agent_hooks.injection._ids import parse_call_id
+from agent_hooks.injection._ids import is_synthetic_call_id, parse_call_id
 from agent_hooks.serve._dialects._base import (
     OPENAI_CREDENTIALS,
     Answer,
@@ -31,6 +31,7 @@ from agent_hooks.serve._dialects._base import (
     align,
     as_forwarded,
     forged_half,
+    role_only,
     splice,
     synthetic_call_id,
 )
@@ -46,11 +47,12 @@ _TEXT_PARTS = frozenset({"input_text", "output_text", "text"})
 class ResponsesRequest(ParsedRequest):
     """A Responses body; ``items`` is its ``input`` as a list (a string is one user item)."""
 
-    def __init__(self, body: dict[str, Any], items: list[Any], entries: list[Entry]) -> None:
+    def __init__(self, body: dict[str, Any], items: list[Any]) -> None:
         self.body = body
         self._items = items
-        self.entries = entries
-        self.history = [entry.message for entry in entries]
+
+    def _read(self, *, whole: bool) -> Iterator[Entry]:
+        return _entries(self._items, whole=whole)
 
     @property
     def user(self) -> str | None:
@@ -85,10 +87,11 @@ class ResponsesRequest(ParsedRequest):
 
         A string ``input`` stays a string when no pair is forwarded.
         """
-        after = _forwarded(self.history, history, context) if self.held else list(history)
+        before = self.outline
+        after = _forwarded(before.messages, history, context) if self.held else list(history)
         items = splice(
             self._items,
-            self.entries,
+            before,
             after,
             render=lambda added: _pair_items(as_forwarded(added, context.family)),
             without_blocks=lambda item, blocks: item,  # items are never split
@@ -172,13 +175,26 @@ def _text(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _entry(item: Any, index: int) -> Entry | None:
+def _entries(items: Sequence[Any], *, whole: bool) -> Iterator[Entry]:
+    """The history messages of ``items``, in order; without ``whole``, each message without a
+    synthetic id as its shared role-only message, not built (:func:`role_only`)."""
+    for index, item in enumerate(items):
+        entry = _entry(item, index, whole=whole)
+        if entry is not None:
+            yield entry
+
+
+def _entry(item: Any, index: int, *, whole: bool) -> Entry | None:
     """The history message an input item stands for; ``None`` for items the hooks cannot read."""
     if not isinstance(item, Mapping):
         return None
     kind = item.get("type", "message" if "role" in item else None)
     if kind == "message" and item.get("role") in ("user", "assistant", "system", "developer"):
         content = item.get("content")
+        if not isinstance(content, str | list):
+            return None
+        if not whole:
+            return Entry(role_only(item["role"]), index)
         if isinstance(content, list):
             # Other parts (images, files, a ``type`` that is not a string) are not read: the
             # item is copied back as it came.
@@ -190,13 +206,14 @@ def _entry(item: Any, index: int) -> Entry | None:
                 and part["type"] in _TEXT_PARTS
                 and isinstance(part.get("text"), str)
             ]
-        elif not isinstance(content, str):
-            return None
         return Entry({"role": item["role"], "content": content}, index)
     call_id = item.get("call_id")
     if not isinstance(call_id, str):
         return None
+    built = whole or is_synthetic_call_id(call_id)
     if kind == "function_call" and isinstance(item.get("name"), str):
+        if not built:
+            return Entry(role_only("assistant"), index)
         arguments = item.get("arguments")
         function = {
             "name": item["name"],
@@ -206,12 +223,16 @@ def _entry(item: Any, index: int) -> Entry | None:
         return Entry({"role": "assistant", "tool_calls": [call]}, index)
     if kind == "function_call_output":
         output = item.get("output")
-        if isinstance(output, list) and all(
-            isinstance(part, Mapping) and isinstance(part.get("text"), str) for part in output
+        if isinstance(output, str) or (
+            isinstance(output, list)
+            and all(
+                isinstance(part, Mapping) and isinstance(part.get("text"), str) for part in output
+            )
         ):
-            output = _text(output)
-        if isinstance(output, str):
-            return Entry({"role": "tool", "tool_call_id": call_id, "content": output}, index)
+            if not built:
+                return Entry(role_only("tool"), index)
+            content = _text(output)
+            return Entry({"role": "tool", "tool_call_id": call_id, "content": content}, index)
     if kind in ("function_call", "function_call_output"):
         # Not read (images, files, a malformed item): kept in place, untouched, unless forged.
         forged = forged_half(call_id, result=kind == "function_call_output")
@@ -246,10 +267,7 @@ class _ResponsesDialect:
                 "'input' must be a string or an array of items", code="invalid_input"
             )
         check_message_count(len(items))
-        entries = [
-            entry for index, item in enumerate(items) if (entry := _entry(item, index)) is not None
-        ]
-        request = ResponsesRequest(body, items, entries)
+        request = ResponsesRequest(body, items)
         request.long_strings = long_strings
         return request
 

@@ -15,7 +15,7 @@ import operator
 from array import array
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from starlette.background import BackgroundTask
 from starlette.requests import Request
@@ -65,8 +65,6 @@ from agent_hooks.state._conversation import (
 __all__ = ["CLIENT_CLOSED_REQUEST", "HookFailed", "HooksProxy", "error_response"]
 
 logger = logging.getLogger("agent_hooks.serve")
-
-_T = TypeVar("_T")
 
 _COMPLETION_FACTS = {"iteration_count": 1, "total_tool_calls": 0}
 """The proxy sees one model call per request and runs none of the model's tools."""

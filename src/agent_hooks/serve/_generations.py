@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from agent_hooks import HookEvent, HookRunner, create_injector
 from agent_hooks.app_factory import aclose_toolsets
 from agent_hooks.config import ApplicationConfig
+from agent_hooks.runtime import PreparedHook
 from agent_hooks.serve._tools import ToolCatalog
 from agent_hooks.toolsets import ReusedToolsets, ToolRegistry, Toolset
 
@@ -47,8 +48,11 @@ class Generation:
     injector: Injector
     runner: HookRunner | None
     tools: ToolCatalog
-    has_start_hooks: bool
-    has_completion_hooks: bool
+    start_hooks: tuple[PreparedHook, ...]
+    completion_hooks: tuple[PreparedHook, ...]
+    reads_history: bool
+    """A hook's arguments or condition read the history (the hook context, SPEC 10): its
+    messages are then read whole, not as a dialect's outline of shared role-only ones."""
     hook_prefixes: frozenset[str] | None
     """The identities (``ah_{i8}_``) of the request-start hooks: a stored pair of no current
     hook is not re-applied; ``None`` while hooks are off (none is)."""
@@ -69,23 +73,28 @@ class Generation:
 
         injector = create_injector(config, [bind_reused], preview=hooks)
         runner = injector.get(HookRunner) if hooks else None
-        start_hooks = [
-            hook
-            for hook in (runner.hooks if runner is not None else ())
-            if hook.event is HookEvent.ON_REQUEST_START
-        ]
+        every = runner.hooks if runner is not None else ()
+        start_hooks = tuple(hook for hook in every if hook.event is HookEvent.ON_REQUEST_START)
         return cls(
             config=config,
             injector=injector,
             runner=runner,
             tools=ToolCatalog(runner, injector.get(ToolRegistry)),
-            has_start_hooks=bool(start_hooks),
-            has_completion_hooks=runner is not None
-            and any(hook.event is HookEvent.ON_COMPLETION for hook in runner.hooks),
+            start_hooks=start_hooks,
+            completion_hooks=tuple(h for h in every if h.event is HookEvent.ON_COMPLETION),
+            reads_history=any(hook.needs_context for hook in every),
             hook_prefixes=(
                 frozenset(hook.prefix for hook in start_hooks) if runner is not None else None
             ),
         )
+
+    @property
+    def has_start_hooks(self) -> bool:
+        return bool(self.start_hooks)
+
+    @property
+    def has_completion_hooks(self) -> bool:
+        return bool(self.completion_hooks)
 
     @property
     def hook_names(self) -> tuple[str, ...]:

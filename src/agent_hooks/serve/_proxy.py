@@ -21,8 +21,7 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from agent_hooks import HookEvent, HookFailedError, HookRunner, HookRunRecord
-from agent_hooks.runtime import PreparedHook
+from agent_hooks import HookEvent, HookFailedError, HookRunRecord
 from agent_hooks.serve._dialects import (
     ANTHROPIC,
     ANTHROPIC_COUNT_TOKENS,
@@ -156,9 +155,8 @@ class HooksProxy:
         raw = await read_body(request, limit=self._max_body_bytes)
         work = Work(len(raw))
         parsed = await work.run(lambda: dialect.parse(raw, deployment=deployment))
-        whole = _reads_history(generation)
         messages, forged, item_of, read = await work.run(
-            lambda: _without_client_pairs(parsed, whole=whole)
+            lambda: _without_client_pairs(parsed, whole=generation.reads_history)
         )
         if forged:
             logger.warning("removed %d synthetic pair(s) sent by the client", forged)
@@ -378,7 +376,7 @@ class HooksProxy:
         given = await work.run(lambda: RunnerInput(messages))
         try:
             run = await runner.run_hooks(
-                _hooks_of(runner, event),
+                generation.start_hooks,
                 event,
                 given.models,
                 request=context,
@@ -429,7 +427,7 @@ class HooksProxy:
         history = [*turn.history, answer]
         try:
             run = await runner.run_hooks(
-                _hooks_of(runner, event),
+                turn.generation.completion_hooks,
                 event,
                 RunnerInput(history).models,
                 request=turn.context,
@@ -489,14 +487,6 @@ def _without_client_pairs(
     return messages, forged, _items_of(messages, read, parsed.outline.item_of), read
 
 
-def _reads_history(generation: Generation) -> bool:
-    """Whether a hook's arguments or condition read the history (the hook context, SPEC 10,
-    built from the history's dicts): its messages must then be read whole, not as the
-    dialect's :attr:`~ParsedRequest.outline` (shared role-only ones)."""
-    runner = generation.runner
-    return runner is not None and any(hook.needs_context for hook in runner.hooks)
-
-
 def _items_of(
     messages: Sequence[object], read: Sequence[object], item_of: Sequence[int]
 ) -> Sequence[int]:
@@ -511,12 +501,6 @@ def _items_of(
         last = last if item is None else item
         items.append(last)
     return items
-
-
-def _hooks_of(runner: HookRunner, event: HookEvent) -> list[PreparedHook]:
-    """The hooks :meth:`HookRunner.run` would run for ``event``: the proxy runs them through
-    :meth:`HookRunner.run_hooks`, the one that takes the dicts the context is built from."""
-    return [hook for hook in runner.hooks if hook.event is event]
 
 
 def _client_items(

@@ -2,7 +2,8 @@
 
 The upstream is a fast stub (aiohttp, one fixed chat completion, its own process) so that the
 proxy, not the model, is what is measured; the load comes from ``hey`` (Go, Debian's ``hey``
-package), which serves the stub far faster than any Python client on the same cores. Every row
+package; ``wrk`` for the ``--workers`` rows), which serves the stub far faster than any Python
+client on the same cores. Every row
 is measured against the baseline it must be compared with, in the same run:
 
 * throughput (medians of three rounds of every row in turn): the stub direct (32 clients), the
@@ -30,8 +31,8 @@ is measured against the baseline it must be compared with, in the same run:
   RSS growth (at most 20 MB: every client-chosen value is kept as a digest) and the store's size.
   ``--conversation`` runs only these two;
 * ``--workers 2`` against ``--workers 1`` (two TTL-fresh hooks, SQLite state) at 32 clients,
-  each client its own connection and stored conversation (32 ``hey`` processes). ``--workers``
-  runs only these.
+  each client its own connection and stored conversation (``wrk``, a thread per client: hey
+  cannot send each connection its own headers). ``--workers`` runs only these.
 
 The client, the proxy and the upstream share one (often 2-core, noisy) machine: compare ratios,
 not absolute figures, and note the machine's load (printed first). ``make bench`` runs it.
@@ -42,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import sqlite3
 import statistics
@@ -288,6 +290,14 @@ def _rss_mb(pid: int | None) -> float:
 
 # ---------------------------------------------------------------------------------------------
 # Load with hey.
+
+
+def require(*load_generators: str) -> None:
+    """Exit with the install line when a load generator is missing (both are Debian packages)."""
+    missing = [name for name in load_generators if shutil.which(name) is None]
+    if missing:
+        sys.exit(f"bench_serve needs the load generators {', '.join(missing)}:"
+                 f" apt-get install {' '.join(missing)}")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -636,35 +646,58 @@ def all_routes(stub: Server, hooked: Server, workdir: Path) -> None:
 # --workers 2 against --workers 1, a stored conversation per client.
 
 
-def hey_per_client(target: Server, clients: int, body_file: Path) -> Load:
-    """``clients`` hey processes of one connection each, each its own conversation (hey sends
-    the same headers on every connection, so one hey would make one conversation of all);
-    every answer 200. Their CSVs merged: req/s over the longest run, p50/p99 of all."""
+WRK_CLIENT_SCRIPT = """
+local clients = 0
+function setup(thread)
+  thread:set("client", clients)
+  clients = clients + 1
+end
+function init(args)
+  local file = io.open(args[1], "rb")
+  local body = file:read("*a")
+  file:close()
+  prepared = wrk.format("POST", nil, {
+    ["content-type"] = "application/json",
+    ["authorization"] = args[2],
+    ["x-conversation-id"] = "bench-client-" .. client,
+  }, body)
+end
+function request() return prepared end
+"""
+"""wrk's Lua: one thread per client (each with one connection), and each thread's requests name
+its own conversation; the request is formatted once per thread."""
 
-    def load(seconds: int, csv: bool) -> list[str]:
-        runs = []
-        for client in range(clients):
-            command = ["hey", "-c", "1", "-m", "POST", "-D", str(body_file)]
-            command += ["-T", "application/json"]
-            command += ["-H", f"authorization: {HEADERS['authorization']}"]
-            command += ["-H", f"x-conversation-id: bench-client-{client}", "-z", f"{seconds}s"]
-            command += [*(["-o", "csv"] if csv else []), f"{target.url}/v1/chat/completions"]
-            runs.append(subprocess.Popen(command, stdout=subprocess.PIPE, text=True))
-        outputs = [run.communicate()[0] for run in runs]
-        if any(run.returncode for run in runs):
-            raise RuntimeError(f"{target.url}: hey failed")
-        return outputs
 
-    load(1, csv=False)  # warm-up: each conversation's first turn stores its pairs
-    rows = [
-        line.split(",") for out in load(LOAD_SECONDS, csv=True) for line in out.splitlines()[1:]
-    ]
-    if {row[6] for row in rows} != {"200"}:
-        raise RuntimeError(f"{target.url}: not every answer was 200")
-    latencies = [float(row[0]) for row in rows]
-    elapsed = max(float(row[7]) + float(row[0]) for row in rows)
-    cuts = statistics.quantiles(latencies, n=100)
-    return Load(len(rows) / elapsed, cuts[49] * 1000, cuts[98] * 1000, float("nan"), float("nan"))
+def wrk_per_client(target: Server, clients: int, body_file: Path, script: Path) -> Load:
+    """``clients`` keep-alive connections, each its own conversation, posting ``body_file`` for
+    :data:`LOAD_SECONDS` (after a second that stores each conversation's pairs); all 2xx.
+
+    One ``wrk`` process with a thread per connection, not ``hey``: hey sends the same headers on
+    every connection, and 32 hey processes of one connection each cost ~235 µs of CPU per
+    request on this machine (wrk ~50 µs), a quarter of a 2-core machine the proxy's workers
+    then do not get.
+    """
+    command = ["wrk", "-t", str(clients), "-c", str(clients), "-s", str(script), "--latency"]
+    url = f"{target.url}/v1/chat/completions"
+    arguments = ["--", str(body_file), HEADERS["authorization"]]
+    subprocess.run([*command, "-d", "1s", url, *arguments], check=True, capture_output=True)
+    out = subprocess.run(
+        [*command, "-d", f"{LOAD_SECONDS}s", url, *arguments],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    if "Non-2xx" in out or "Socket errors" in out:
+        raise RuntimeError(f"{target.url}: not every request was answered 2xx:\n{out}")
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])  # type: ignore[index]
+    cuts = dict(re.findall(r"^\s+(50|99)%\s+(\S+)$", out, re.MULTILINE))
+    return Load(rps, _wrk_ms(cuts["50"]), _wrk_ms(cuts["99"]), float("nan"), float("nan"))
+
+
+def _wrk_ms(figure: str) -> float:
+    """wrk's latency (``812.00us``, ``12.34ms``, ``1.02s``) in milliseconds."""
+    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", figure).groups()  # type: ignore[union-attr]
+    return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
 def workers_figures(stub: Server, workdir: Path, body_file: Path) -> dict[str, Load]:
@@ -679,8 +712,13 @@ def workers_figures(stub: Server, workdir: Path, body_file: Path) -> dict[str, L
             rows[f"proxy --workers {workers}, {CLIENTS} conversations"] = stack.enter_context(
                 server(args, workdir, name)
             )
+        script = workdir / "conversation.lua"
+        script.write_text(WRK_CLIENT_SCRIPT)
         rounds = [
-            {name: hey_per_client(target, CLIENTS, body_file) for name, target in rows.items()}
+            {
+                name: wrk_per_client(target, CLIENTS, body_file, script)
+                for name, target in rows.items()
+            }
             for _ in range(LOAD_ROUNDS)
         ]
     return {name: median_load([each[name] for each in rounds]) for name in rows}
@@ -689,7 +727,7 @@ def workers_figures(stub: Server, workdir: Path, body_file: Path) -> dict[str, L
 def print_workers(loads: dict[str, Load]) -> None:
     one, two = loads.values()
     print(
-        f"\n--workers: {CLIENTS} hey processes of one connection each, a stored conversation per"
+        f"\n--workers: {CLIENTS} wrk threads of one connection each, a stored conversation per"
         f" client, 2 TTL-fresh hooks, SQLite state; {LOAD_SECONDS} s per row, medians of"
         f" {LOAD_ROUNDS} rounds\n"
     )
@@ -703,6 +741,7 @@ def print_workers(loads: dict[str, Load]) -> None:
 
 def workers_only() -> None:
     """``--workers``: only the --workers rows (the stub and two proxies)."""
+    require("wrk")
     print(f"machine: {os.cpu_count()} cores, load average", *os.getloadavg())
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         workdir = Path(tmp)
@@ -1080,8 +1119,7 @@ def conversation_only() -> None:
 
 
 def main() -> None:
-    if shutil.which("hey") is None:
-        sys.exit("bench_serve needs the load generator hey: apt-get install hey")
+    require("hey", "wrk")
     print(f"machine: {os.cpu_count()} cores, load average", *os.getloadavg())
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         workdir = Path(tmp)

@@ -58,6 +58,24 @@ async def test_a_save_replaces_the_previous_pairs(store: ConversationStore) -> N
     assert await store.load("c1", tenant=None) == PAIRS[:1]
 
 
+async def test_a_text_loaded_again_is_not_decoded_again_and_a_changed_one_is(
+    store_url: str,
+) -> None:
+    """A fresh turn loads the text it loaded last turn: the same pair objects come back (read
+    only), in a list of the caller's own; another process's save is seen at once."""
+    writer, reader = open_store(store_url), open_store(store_url)
+    await writer.save("c1", PAIRS, tenant=ALICE)
+    first = await reader.load_entries("c1", tenant=ALICE)
+    first.clear()  # the caller's list, not the store's
+    again = await reader.load_entries("c1", tenant=ALICE)
+    assert [entry.pair for entry in again] == PAIRS
+    assert again[0] is (await reader.load_entries("c1", tenant=ALICE))[0]
+    await writer.save("c1", PAIRS[:1], tenant=ALICE)
+    assert await reader.load("c1", tenant=ALICE) == PAIRS[:1]
+    await writer.aclose()
+    await reader.aclose()
+
+
 async def test_tenants_never_see_each_others_conversations(store: ConversationStore) -> None:
     await store.save("conv-123", PAIRS, tenant=ALICE)
     assert await store.load("conv-123", tenant=BOB) == []

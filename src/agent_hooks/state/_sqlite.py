@@ -49,7 +49,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agent_hooks.state._store import STATE_TTL_SECONDS, ConversationStore, StateError
+from agent_hooks.state._store import (
+    STATE_TTL_SECONDS,
+    WAIT,
+    ConversationStore,
+    StateError,
+    Wait,
+)
 
 __all__ = ["SqliteStore"]
 
@@ -122,6 +128,16 @@ class SqliteStore(ConversationStore):
                 raise OSError(f"cannot open the state file {self.path}: {exc}") from exc
 
     async def _read(self, key: str) -> tuple[str, float] | None:
+        select = self._select(key)
+        now = self._read_now(select)
+        row = await self._run(select) if isinstance(now, _NotNow) else now
+        return _entry(row)
+
+    def _read_at_once(self, key: str) -> tuple[str, float] | Wait | None:
+        row = self._read_now(self._select(key))
+        return WAIT if isinstance(row, _NotNow) else _entry(row)
+
+    def _select(self, key: str) -> Callable[[sqlite3.Connection], tuple[Any, ...] | None]:
         def select(db: sqlite3.Connection) -> tuple[Any, ...] | None:
             row: tuple[Any, ...] | None = db.execute(
                 "SELECT pairs, expires_at FROM conversations WHERE id = ? AND expires_at > ?",
@@ -129,9 +145,7 @@ class SqliteStore(ConversationStore):
             ).fetchone()
             return row
 
-        now = self._read_now(select)
-        row = await self._run(select) if isinstance(now, _NotNow) else now
-        return None if row is None else (str(row[0]), float(row[1]))
+        return select
 
     def _read_now(self, select: Callable[[sqlite3.Connection], _T]) -> _T | _NotNow:
         """``select`` run here, on the caller's thread, when it cannot wait on anything;
@@ -302,6 +316,10 @@ class SqliteStore(ConversationStore):
             raise
         self._connection = db
         self._identity = _file_identity(self.path)
+
+
+def _entry(row: tuple[Any, ...] | None) -> tuple[str, float] | None:
+    return None if row is None else (str(row[0]), float(row[1]))
 
 
 def _damaged(exc: sqlite3.DatabaseError) -> bool:

@@ -12,13 +12,14 @@ not sent at all: a conversation whose hooks were fresh costs one round trip per 
 from __future__ import annotations
 
 import asyncio
+import enum
 import hashlib
 import json
 import logging
 import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from agent_hooks._scrub import scrub
@@ -61,6 +62,10 @@ _REMEMBERED_KEYS = 10_000
 """Conversations whose stored content a store remembers, to skip writing it again (a digest
 each, the least recently used forgotten first)."""
 
+_DECODED_TEXT_BYTES = 8 * 1024 * 1024
+"""How much stored text a store keeps decoded (by its digest, the least recently loaded
+forgotten first): a conversation whose hooks are fresh loads the same text every turn."""
+
 Pair = tuple[dict[str, Any], dict[str, Any]]
 """A synthetic pair in OpenAI chat format: the assistant message with its one tool call, then the
 tool message answering it."""
@@ -68,6 +73,15 @@ tool message answering it."""
 _NO_TENANT = "-"
 
 _T = TypeVar("_T")
+
+
+class Wait(enum.Enum):
+    WAIT = enum.auto()
+
+
+WAIT = Wait.WAIT
+"""What :meth:`ConversationStore._read_at_once` answers when only :meth:`~ConversationStore._read`
+can: the read would wait."""
 
 
 class StateError(Exception):
@@ -136,30 +150,41 @@ class ConversationStore(ABC):
         self._held: OrderedDict[str, tuple[bytes, float]] = OrderedDict()
         """What the backend holds per key, as far as this store last read or wrote it: the
         digest of the text and when it expires (``clock`` seconds)."""
+        self._decoded: OrderedDict[bytes, tuple[tuple[StoredPair, ...], int]] = OrderedDict()
+        """Stored texts already decoded, by digest: their pairs and the text's length."""
+        self._decoded_bytes = 0
 
     async def load(self, conversation_id: str, *, tenant: str | None) -> list[Pair]:
         """The stored pairs of ``tenant``'s conversation, oldest first; ``[]`` on any failure."""
         return [entry.pair for entry in await self.load_entries(conversation_id, tenant=tenant)]
 
     async def load_entries(self, conversation_id: str, *, tenant: str | None) -> list[StoredPair]:
-        """:meth:`load` with where and how each pair was forwarded (SPEC 15)."""
+        """:meth:`load` with where and how each pair was forwarded (SPEC 15).
+
+        A text loaded before is not decoded again: its pairs are the same objects as last time
+        (a fresh turn loads the very text it loaded last turn), so their dicts are shared by every
+        caller that loaded it and must be read, never changed.
+        """
         self._check_open()
         key = state_key(tenant, conversation_id)
         # What was held stays held while the read is under way: requests of one conversation
         # that overlap would otherwise each forget what the other learnt, and all rewrite it.
-        entry = await self._call(self._read(key), "not loaded")
+        entry = await self._call(
+            lambda: self._read(key), "not loaded", at_once=lambda: self._read_at_once(key)
+        )
         if entry is None:
             self._held.pop(key, None)  # nothing there, or no idea what is: the next save writes
             return []
         text, expires_at = entry
+        digest = _digest(text)
         try:
-            pairs = _decode(text)
+            pairs = self._decoded_pairs(digest, text)
         except StateError as exc:
             self._held.pop(key, None)
             self._report(f"conversation state not loaded: {self._name}: {exc}")
             return []
-        self._hold(key, _digest(text), expires_at)
-        return pairs
+        self._hold(key, digest, expires_at)
+        return list(pairs)
 
     async def save(
         self,
@@ -201,14 +226,16 @@ class ConversationStore(ABC):
         entries = {key: text}
         if response_id is not None:
             entries[_link_key(tenant, response_id)] = conversation_id
-        if await self._call(self._written(entries), "not saved"):
+        if await self._call(lambda: self._written(entries), "not saved"):
             self._hold(key, digest, now + STATE_TTL_SECONDS)
 
     async def linked(self, response_id: str, *, tenant: str | None) -> str | None:
         """The conversation :meth:`save` recorded for ``tenant``'s ``response_id``; ``None`` when
         there is none or the store failed."""
         self._check_open()
-        entry = await self._call(self._read(_link_key(tenant, response_id)), "link not loaded")
+        entry = await self._call(
+            lambda: self._read(_link_key(tenant, response_id)), "link not loaded"
+        )
         if entry is None:
             return None
         text = entry[0]
@@ -246,6 +273,16 @@ class ConversationStore(ABC):
             StateError: the backend failed.
         """
 
+    def _read_at_once(self, key: str) -> tuple[str | bytes, float] | Wait | None:
+        """:meth:`_read` when the backend can answer without waiting (a local file that nobody
+        is writing), :data:`WAIT` when it cannot: then :meth:`_read` is awaited, within
+        :data:`CALL_TIMEOUT_SECONDS`. A read answered here needs no timer (a few µs a turn).
+
+        Raises:
+            StateError: the backend failed.
+        """
+        return WAIT
+
     @abstractmethod
     async def _write(self, entries: Mapping[str, str]) -> None:
         """Store each text under its key for :data:`STATE_TTL_SECONDS`, in one round trip.
@@ -277,20 +314,50 @@ class ConversationStore(ABC):
         if len(self._held) > _REMEMBERED_KEYS:
             self._held.popitem(last=False)
 
+    def _decoded_pairs(self, digest: bytes, text: str | bytes) -> tuple[StoredPair, ...]:
+        """The pairs of ``text`` (its digest ``digest``), decoded only when not remembered.
+
+        Raises:
+            StateError: as :func:`_decode`.
+        """
+        remembered = self._decoded.get(digest)
+        if remembered is not None:
+            self._decoded.move_to_end(digest)
+            return remembered[0]
+        pairs = tuple(_decode(text))
+        size = len(text)
+        if size <= _DECODED_TEXT_BYTES:
+            self._decoded[digest] = (pairs, size)
+            self._decoded_bytes += size
+            while self._decoded_bytes > _DECODED_TEXT_BYTES:
+                self._decoded_bytes -= self._decoded.popitem(last=False)[1][1]
+        return pairs
+
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError(f"the conversation store {self._name} is closed")
 
-    async def _call(self, work: Coroutine[Any, Any, _T], what: str) -> _T | None:
-        """``work``'s result, or ``None`` when the backend failed, timed out or is paused."""
-        if self._monotonic() < self._paused_until:
-            work.close()  # never started: the backend is not asked while paused
+    async def _call(
+        self,
+        work: Callable[[], Awaitable[_T]],
+        what: str,
+        *,
+        at_once: Callable[[], _T | Wait] | None = None,
+    ) -> _T | None:
+        """``work()``'s result, or ``None`` when the backend failed, timed out or is paused;
+        ``at_once()``'s, when given and it does not answer :data:`WAIT` (``work`` is then not
+        called)."""
+        if self._monotonic() < self._paused_until:  # the backend is not asked while paused
             if self._on_error is not None:
                 self._on_error()
             return None
         try:
+            if at_once is not None:
+                answer = at_once()
+                if not isinstance(answer, Wait):
+                    return answer
             async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
-                return await work
+                return await work()
         except (StateError, TimeoutError) as exc:
             now = self._monotonic()
             if now < self._paused_until:  # one of a burst already in flight: counted, not logged

@@ -99,6 +99,9 @@ class _Outcome(NamedTuple):
     """The content was longer than ``max_content_chars`` (logged as a warning)."""
 
 
+_FRESH = _Outcome(HookOutcome.SKIPPED_FRESH)
+
+
 class HookRunner:
     """Runs the manifest's hooks for one event at a time; one instance serves every request."""
 
@@ -218,17 +221,8 @@ class HookRunner:
                         tasks.create_task(pending)
             except BaseExceptionGroup as group_error:
                 raise group_error.exceptions[0] from None
-        outcomes = run.outcomes
-
-        records = []
-        for hook in hooks:
-            outcome, started, ended = outcomes[hook.index]
-            record = self._record(hook, event, outcome, (ended - started) / 1e6)
-            if span.recording:
-                record_hook_span(record, start_time_ns=started, end_time_ns=ended)
-            records.append(record)
+        records = self._records(hooks, event, run.outcomes, span)
         result = HookRun(index.splice(), records)
-        self._notify(records)
         failures = [
             record
             for hook, record in zip(hooks, records, strict=True)
@@ -238,6 +232,67 @@ class HookRunner:
             span.fail(f"{len(failures)} hook(s) with on_error=fail failed")
             raise HookFailedError(failures, result)
         return result
+
+    def index_pairs(self, pairs: Sequence[Message]) -> HistoryIndex | None:
+        """The index :meth:`fresh_records` reads: of ``pairs``, the synthetic pairs of a
+        history whose other messages carry no synthetic-looking id (``serve`` removes the
+        client's), in the history's order. ``None`` when one of them does not verify with the
+        signing keys: a run would remove it, which only :meth:`run_hooks` does.
+
+        It depends on the pairs alone, not on the rest of the history, so a host keeps it for
+        as long as it has the same pairs (``serve``: one conversation's stored pairs, turn after
+        turn while they are fresh).
+        """
+        checked = bool(self.signing_keys)
+        if checked and remove_unverified(pairs, self.signing_keys)[1]:
+            return None
+        return HistoryIndex(pairs, signatures_checked=checked)
+
+    def fresh_records(
+        self, hooks: Sequence[PreparedHook], pairs: HistoryIndex
+    ) -> list[HookRunRecord] | None:
+        """The records :meth:`run_hooks` would return for ``hooks`` at request start when each
+        of them is TTL-fresh in ``pairs`` (of :meth:`index_pairs`) and reads no context (no
+        condition, no template, no host precondition): such a run changes nothing and calls
+        nothing, so it is decided here without the history. ``None`` when a hook is not decided
+        that way; then :meth:`run_hooks` runs them all, as if this had not been asked.
+
+        The records are logged, traced and given to the observers as a run's are.
+        """
+        now = self.clock.now()
+        outcomes: dict[int, tuple[_Outcome, int, int]] = {}
+        for hook in hooks:
+            started = time.time_ns()
+            if (
+                hook.ttl_seconds is None
+                or hook.needs_context
+                or hook.precondition is not None
+                or not pairs.state(hook.prefix).is_fresh(hook.rules(now), self.signing_keys)
+            ):
+                return None
+            outcomes[hook.index] = (_FRESH, started, time.time_ns())
+        event = HookEvent.ON_REQUEST_START
+        with run_span(event) as span:
+            return self._records(hooks, event, outcomes, span)
+
+    def _records(
+        self,
+        hooks: Sequence[PreparedHook],
+        event: HookEvent,
+        outcomes: Mapping[int, tuple[_Outcome, int, int]],
+        span: RunSpan,
+    ) -> list[HookRunRecord]:
+        """Each hook's record from its outcome and when it was decided, logged, traced and
+        given to the observers."""
+        records = []
+        for hook in hooks:
+            outcome, started, ended = outcomes[hook.index]
+            record = self._record(hook, event, outcome, (ended - started) / 1e6)
+            if span.recording:
+                record_hook_span(record, start_time_ns=started, end_time_ns=ended)
+            records.append(record)
+        self._notify(records)
+        return records
 
     def _start_group(
         self, group: Sequence[PreparedHook], run: _RunState
@@ -313,7 +368,7 @@ class HookRunner:
         except TemplateError as exc:
             return _Outcome(HookOutcome.SKIPPED_ERROR, reason_for(exc))
         if hook.ttl_seconds is not None and state.is_fresh(hook.rules(now), self.signing_keys):
-            return _Outcome(HookOutcome.SKIPPED_FRESH)
+            return _FRESH
         return arguments, arguments_text
 
     def _inject(

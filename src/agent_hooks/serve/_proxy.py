@@ -34,6 +34,7 @@ from agent_hooks.serve._dialects import (
 )
 from agent_hooks.serve._errors import ProxyError
 from agent_hooks.serve._families import FamilyRule, model_family
+from agent_hooks.serve._fresh import FreshPairs
 from agent_hooks.serve._generations import Generation, leased
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES, check_conversation_header, read_body
 from agent_hooks.serve._metrics import Metrics
@@ -52,6 +53,7 @@ from agent_hooks.state import ConversationStore
 from agent_hooks.state._conversation import (
     Conversation,
     ConversationSource,
+    MessageDigests,
     StoredPair,
     collect_pairs,
     conversation_key,
@@ -120,6 +122,7 @@ class HooksProxy:
         self._max_body_bytes = max_body_bytes
         self._metrics = metrics or Metrics()
         self._model_families = model_families
+        self._fresh_pairs = FreshPairs()
 
     async def handle(
         self, request: Request, dialect: Dialect, *, deployment: str | None = None
@@ -160,9 +163,10 @@ class HooksProxy:
         )
         if forged:
             logger.warning("removed %d synthetic pair(s) sent by the client", forged)
+        digests = MessageDigests()
         owned: Conversation | None = None  # nobody's conversation without a tenant: no state
         if tenant is not None:
-            owned = await self._conversation(request.headers, parsed, tenant)
+            owned = await self._conversation(request.headers, parsed, tenant, digests)
         context = _hook_context(parsed, owned)
         stored: list[StoredPair] = []
         if owned is not None and generation.hook_prefixes:  # no hook: no pair to re-apply
@@ -176,6 +180,8 @@ class HooksProxy:
                 hook_prefixes=generation.hook_prefixes,
                 held=parsed.held,
                 build=_same,
+                digest_of=digests,
+                without_pairs=True,
             )
         )
         log_dropped(reapplied, logger)
@@ -184,7 +190,7 @@ class HooksProxy:
         records: list[HookRunRecord] = []
         if not dialect.counts_tokens:
             history, records = await self._run_hooks(
-                request, generation, hooks_input, context, work
+                request, generation, hooks_input, context, work, reapplied.kept, parsed.held
             )
         untouched = _same_objects(history, hooks_input)  # the hooks added or dropped nothing
         if untouched and (parsed.held or all(e.anchor is not None for e in reapplied.kept)):
@@ -295,7 +301,11 @@ class HooksProxy:
         )
 
     async def _conversation(
-        self, headers: Mapping[str, str], parsed: ParsedRequest, tenant: str
+        self,
+        headers: Mapping[str, str],
+        parsed: ParsedRequest,
+        tenant: str,
+        digests: MessageDigests,
     ) -> Conversation | None:
         """SPEC 15: which conversation the request belongs to, and the key of its state.
 
@@ -313,7 +323,7 @@ class HooksProxy:
         if source is None:
             return None
         first_user = None if parsed.held else parsed.first_user_item
-        key = conversation_key(source, first_user)
+        key = conversation_key(source, first_user, digest_of=digests)
         return Conversation(key, source.value if source.kind != "user" else key)
 
     async def _render_context(
@@ -357,8 +367,12 @@ class HooksProxy:
         messages: list[dict[str, Any]],
         context: dict[str, str],
         work: Work,
+        stored: Sequence[StoredPair],
+        held: bool,
     ) -> tuple[list[dict[str, Any]], list[HookRunRecord]]:
-        """The history to forward and the hooks' records: ``messages`` itself without hooks.
+        """The history to forward and the hooks' records: ``messages`` itself without hooks,
+        or when every hook is fresh in the ``stored`` pairs re-applied to it (:class:`FreshPairs`:
+        no model and no run).
 
         The runner gets a model only for the messages it reads (:class:`RunnerInput`; a hook
         that reads the history reads the dicts of ``messages`` themselves, as its context), and
@@ -372,6 +386,11 @@ class HooksProxy:
         runner = generation.runner
         if runner is None or not generation.has_start_hooks:
             return messages, []
+        fresh = self._fresh_pairs.records(generation, stored, held=held)
+        if fresh is not None:
+            self._metrics.hooks(fresh)
+            request.state.hooks = _outcomes(fresh)
+            return messages, fresh
         event = HookEvent.ON_REQUEST_START
         given = await work.run(lambda: RunnerInput(messages))
         try:

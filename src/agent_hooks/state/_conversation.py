@@ -34,6 +34,7 @@ __all__ = [
     "Conversation",
     "ConversationSource",
     "Form",
+    "MessageDigests",
     "Reapplied",
     "StoredPair",
     "client_message_digest",
@@ -130,6 +131,24 @@ def client_message_digest(message: Any) -> str:
 _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 
 
+class MessageDigests:
+    """:func:`client_message_digest` of one request's client messages, each computed once.
+
+    A request's conversation key and its stored pairs' anchors usually name the same message
+    (the first user message, after which first-time pairs go), and a digest encodes the whole
+    message. Kept for one request only: its messages are not changed while it runs.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Any, str]] = {}
+
+    def __call__(self, message: Any) -> str:
+        known = self._known.get(id(message))
+        if known is None:
+            known = self._known[id(message)] = (message, client_message_digest(message))
+        return known[1]
+
+
 class ConversationSource(NamedTuple):
     """What named a conversation: ``kind`` is ``conversation`` (the header), ``session`` (an
     agent's session header), ``named`` (Responses' ``conversation``), ``user`` (an end-user
@@ -179,14 +198,19 @@ def _printable_ascii(value: str) -> bool:
     return all(" " <= char <= "~" for char in value)
 
 
-def conversation_key(source: ConversationSource, first_user: Any | None) -> str:
+def conversation_key(
+    source: ConversationSource,
+    first_user: Any | None,
+    *,
+    digest_of: Callable[[Any], str] = client_message_digest,
+) -> str:
     """The key of a conversation's state: the source's digest, then the digest of the first
     client message with a user role (``-`` when there is none, or the upstream holds it).
 
     Two histories sent under one session id (opencode's title request beside its main loop)
     thus keep separate state. A fixed size, whatever the client sent.
     """
-    first = "-" if first_user is None else client_message_digest(first_user)[:32]
+    first = "-" if first_user is None else digest_of(first_user)[:32]
     return f"{digest(f'{source.kind}:{source.value}')}:{first}"
 
 
@@ -253,6 +277,8 @@ def reapply(
     hook_prefixes: frozenset[str] | None,
     held: bool = False,
     build: Callable[[dict[str, Any]], _M],
+    digest_of: Callable[[Any], str] = client_message_digest,
+    without_pairs: bool = False,
 ) -> Reapplied:
     """``history`` with the stored pairs back where they were forwarded.
 
@@ -265,7 +291,10 @@ def reapply(
     ``held``: the upstream holds the earlier turns (Responses' ``previous_response_id``): the
     pairs go before every message. A pair without an anchor (stored before anchors existed) goes
     after the first user message, as it used to. Pairs whose call id the history already holds
-    are not added twice. ``build`` turns a stored dict into the history's message type.
+    are not added twice. ``build`` turns a stored dict into the history's message type;
+    ``digest_of`` gives an anchor item's :func:`client_message_digest`; ``without_pairs``: the
+    history holds no synthetic pair (:func:`without_client_pairs` removed them), so none is
+    looked for.
     """
     if not stored:
         return Reapplied(list(history), [], 0, 0)
@@ -276,7 +305,7 @@ def reapply(
     ]
     hook_gone = len(stored) - len(known)
     if not held:
-        broken = _first_broken_anchor(known, items)
+        broken = _first_broken_anchor(known, items, digest_of)
         if broken is not None:
             before = len(known)
             known = [e for e in known if e.anchor is None or e.anchor < broken]
@@ -285,7 +314,7 @@ def reapply(
             anchor_changed = 0
     else:
         anchor_changed = 0
-    present = _call_ids(history)
+    present = set() if without_pairs else _call_ids(history)
     kept = [entry for entry in known if entry.call_id not in present]
     if not kept:
         return Reapplied(list(history), [], anchor_changed, hook_gone)
@@ -305,7 +334,9 @@ def reapply(
     return Reapplied(out, kept, anchor_changed, hook_gone)
 
 
-def _first_broken_anchor(entries: Sequence[StoredPair], items: Sequence[Any]) -> int | None:
+def _first_broken_anchor(
+    entries: Sequence[StoredPair], items: Sequence[Any], digest_of: Callable[[Any], str]
+) -> int | None:
     """The smallest anchor whose client message is no longer there unchanged."""
     checked: dict[int, bool] = {}
     broken: int | None = None
@@ -313,7 +344,7 @@ def _first_broken_anchor(entries: Sequence[StoredPair], items: Sequence[Any]) ->
         anchor = entry.anchor
         if anchor is None or anchor == BEFORE_ALL or anchor in checked:
             continue
-        intact = anchor < len(items) and client_message_digest(items[anchor]) == entry.anchor_digest
+        intact = anchor < len(items) and digest_of(items[anchor]) == entry.anchor_digest
         checked[anchor] = intact
         if not intact and (broken is None or anchor < broken):
             broken = anchor
@@ -325,8 +356,10 @@ def _insertion_points(
 ) -> list[int]:
     """Where in ``history`` each entry goes: after the last message read from an item at or
     before its anchor; after the first user message (and the pairs right after it) without one."""
-    first_user = next((index for index, message in enumerate(history) if _is_user(message)), None)
-    legacy = len(history) if first_user is None else first_user + 1
+    legacy = len(history)
+    if any(entry.anchor is None for entry in entries):  # a scan of the history only for them
+        first_user = next((at for at, message in enumerate(history) if _is_user(message)), None)
+        legacy = legacy if first_user is None else first_user + 1
     # item_of never decreases (history messages come in their items' order): a binary search
     return [
         legacy if entry.anchor is None else bisect.bisect_right(item_of, entry.anchor)

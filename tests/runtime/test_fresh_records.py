@@ -1,0 +1,121 @@
+"""``HookRunner.fresh_records``: a run decided from a history's synthetic pairs alone.
+
+``serve`` asks it on every turn with stored pairs: whenever it answers, a full run of the same
+hooks on the whole history must have given the same records and left the history as it was; and
+it must answer whenever such a run would have been that (hooks fresh, nothing read, nothing
+removed), or the fast path would never be taken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from agent_hooks import HookEvent, HookOutcome, HookRunner
+from agent_hooks.injection._ids import is_synthetic_call_id
+from agent_hooks.messages import Message
+from tests._support import msg
+from tests._support.manifests import hook
+from tests.runtime._kit import dumped
+from tests.runtime.test_equivalence import (
+    ARGUMENTS,
+    KEY,
+    SETTINGS,
+    TOOL_CHOICES,
+    build,
+    histories,
+    with_key,
+)
+
+pytestmark = pytest.mark.usefixtures("preview_on")
+
+fresh_hooks = st.lists(
+    st.fixed_dictionaries(
+        {
+            "tool_name": st.sampled_from(TOOL_CHOICES),
+            "arguments": st.sampled_from([*ARGUMENTS, {"q": "${request.user}"}]),
+            "frequency": st.sampled_from(["always", "append_if_changed"]),
+            "refresh_condition": st.none()
+            | st.builds(lambda m: {"kind": "ttl", "ttl_minutes": m}, st.integers(1, 3)),
+            "condition": st.sampled_from([None, None, None, "true"]),
+        }
+    ),
+    min_size=1,
+    max_size=4,
+)
+"""Hooks that :meth:`~HookRunner.fresh_records` may decide (a TTL, nothing read) and hooks it
+must leave to a run (no TTL, a template, a condition)."""
+
+
+REQUEST = {"user": "u"}
+
+
+def _synthetic(message: Message) -> bool:
+    ids = [message.tool_call_id, *(call.id for call in message.tool_calls or [])]
+    return any(i is not None and is_synthetic_call_id(i) for i in ids)
+
+
+@SETTINGS
+@given(
+    data=st.data(),
+    hooks=fresh_hooks,
+    key=st.sampled_from([None, KEY]),
+)
+def test_fresh_records_are_the_records_of_a_run_that_changed_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+    data: st.DataObject,
+    hooks: list[dict[str, Any]],
+    key: str | None,
+) -> None:
+    with_key(monkeypatch, key)
+    # Client messages and whole pairs (the stored ones: written, edited or ``always``), as in
+    # serve once the client's own pairs are removed.
+    items = data.draw(histories(key, shapes=("written", "edited", "always")))
+    history = [msg(**item) for item in items]
+    decidable = data.draw(st.booleans(), label="every hook has a TTL and reads nothing")
+    for config in hooks:
+        if decidable:
+            config["refresh_condition"] = config["refresh_condition"] or {
+                "kind": "ttl",
+                "ttl_minutes": 2,
+            }
+            config["condition"] = None
+            if "${" in repr(config["arguments"]):
+                config["arguments"] = {}
+        elif "${" in repr(config["arguments"]):
+            config["refresh_condition"] = None  # a TTL does not go with a template
+    configs = [hook(**{k: v for k, v in h.items() if v is not None}) for h in hooks]
+    fast_app, fast_records = build(configs, version=0, concurrency=8)
+    full_app, _ = build(configs, version=0, concurrency=8)
+    fast, full = fast_app.get(HookRunner), full_app.get(HookRunner)
+    if data.draw(st.booleans(), label="a turn after a run of the same hooks"):
+        writer, _ = build(configs, version=0, concurrency=8)
+        first = writer.get(HookRunner).run(HookEvent.ON_REQUEST_START, history, request=REQUEST)
+        history = asyncio.run(first).messages
+
+    pairs = [m for m in history if _synthetic(m)]
+    index = fast.index_pairs(pairs)
+    records = fast.fresh_records(fast.hooks, index) if index is not None else None
+    run = asyncio.run(full.run(HookEvent.ON_REQUEST_START, history, request=REQUEST))
+
+    unchanged = dumped(run.messages) == dumped(history)
+    all_fresh = all(r.outcome is HookOutcome.SKIPPED_FRESH for r in run.records)
+    read_nothing = all(
+        h["refresh_condition"] and h["condition"] is None and "${" not in repr(h["arguments"])
+        for h in hooks
+    )
+    event("answered" if records is not None else "left to a run")
+    if records is None:
+        assert fast_records.records == []  # nothing logged or observed for an unanswered ask
+        assert not (unchanged and all_fresh and read_nothing)
+        return
+    assert unchanged
+    assert all_fresh
+    assert [(r.hook, r.tool, r.outcome) for r in records] == [
+        (r.hook, r.tool, r.outcome) for r in run.records
+    ]
+    assert fast_records.records == records  # the observers saw them as a run's

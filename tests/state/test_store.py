@@ -58,22 +58,37 @@ async def test_a_save_replaces_the_previous_pairs(store: ConversationStore) -> N
     assert await store.load("c1", tenant=None) == PAIRS[:1]
 
 
-async def test_a_text_loaded_again_is_not_decoded_again_and_a_changed_one_is(
+async def test_a_shared_load_of_a_text_loaded_before_decodes_nothing_and_a_changed_one_is(
     store_url: str,
 ) -> None:
-    """A fresh turn loads the text it loaded last turn: the same pair objects come back (read
-    only), in a list of the caller's own; another process's save is seen at once."""
+    """A fresh turn loads the text it loaded last turn: a shared load gets the same pair objects
+    back (read only), in a list of the caller's own; another process's save is seen at once."""
     writer, reader = open_store(store_url), open_store(store_url)
     await writer.save("c1", PAIRS, tenant=ALICE)
-    first = await reader.load_entries("c1", tenant=ALICE)
+    first = await reader.load_entries("c1", tenant=ALICE, shared=True)
     first.clear()  # the caller's list, not the store's
-    again = await reader.load_entries("c1", tenant=ALICE)
+    again = await reader.load_entries("c1", tenant=ALICE, shared=True)
     assert [entry.pair for entry in again] == PAIRS
-    assert again[0] is (await reader.load_entries("c1", tenant=ALICE))[0]
+    assert again[0] is (await reader.load_entries("c1", tenant=ALICE, shared=True))[0]
     await writer.save("c1", PAIRS[:1], tenant=ALICE)
     assert await reader.load("c1", tenant=ALICE) == PAIRS[:1]
     await writer.aclose()
     await reader.aclose()
+
+
+async def test_what_a_load_returns_is_the_callers_own(store: ConversationStore) -> None:
+    """A host that edits the pairs it loaded changes nothing a later load returns, its own or
+    another tenant's with the very same stored text, shared loads included."""
+    await store.save("c1", PAIRS, tenant=ALICE)
+    await store.save("c1", PAIRS, tenant=BOB)  # another tenant, the same pairs: the same text
+    await store.load_entries("c1", tenant=BOB, shared=True)  # the text is now kept decoded
+    loaded = await store.load("c1", tenant=ALICE)
+    loaded[0][1]["content"] = "edited by Alice's host"
+    entries = await store.load_entries("c1", tenant=ALICE)
+    entries[0].tool["content"] = "edited again"
+    assert await store.load("c1", tenant=BOB) == PAIRS
+    assert await store.load("c1", tenant=ALICE) == PAIRS
+    assert [e.pair for e in await store.load_entries("c1", tenant=BOB, shared=True)] == PAIRS
 
 
 async def test_tenants_never_see_each_others_conversations(store: ConversationStore) -> None:

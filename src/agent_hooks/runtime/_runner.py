@@ -248,6 +248,15 @@ class HookRunner:
             return None
         return HistoryIndex(pairs, signatures_checked=checked)
 
+    @staticmethod
+    def decides_by_freshness(hooks: Sequence[PreparedHook]) -> bool:
+        """Whether :meth:`fresh_records` can answer for ``hooks`` when they are fresh: each has
+        a TTL and reads no context (no condition, no template, no host precondition)."""
+        return bool(hooks) and all(
+            hook.ttl_seconds is not None and not hook.needs_context and hook.precondition is None
+            for hook in hooks
+        )
+
     def fresh_records(
         self, hooks: Sequence[PreparedHook], pairs: HistoryIndex
     ) -> list[HookRunRecord] | None:
@@ -259,16 +268,13 @@ class HookRunner:
 
         The records are logged, traced and given to the observers as a run's are.
         """
+        if not self.decides_by_freshness(hooks):
+            return None
         now = self.clock.now()
         outcomes: dict[int, tuple[_Outcome, int, int]] = {}
         for hook in hooks:
             started = time.time_ns()
-            if (
-                hook.ttl_seconds is None
-                or hook.needs_context
-                or hook.precondition is not None
-                or not pairs.state(hook.prefix).is_fresh(hook.rules(now), self.signing_keys)
-            ):
+            if not pairs.state(hook.prefix).is_fresh(hook.rules(now), self.signing_keys):
                 return None
             outcomes[hook.index] = (_FRESH, started, time.time_ns())
         event = HookEvent.ON_REQUEST_START

@@ -5,8 +5,9 @@ are removed before anything reads it. So whether every request-start hook is TTL
 those pairs, not on the rest of the history (:meth:`~agent_hooks.HookRunner.fresh_records`). The
 runner's index of them (:meth:`~agent_hooks.HookRunner.index_pairs`: their models, their
 signatures checked) is kept per stored pairs, the very objects the store decoded, which it hands
-out again as long as the stored text is unchanged: a conversation's fresh turn then validates no
-model and builds no index, the steady state of a long conversation.
+out again as long as it keeps that text decoded (a shared load): a conversation's fresh turn then
+validates no model and builds no index, the steady state of a long conversation. A text the store
+does not keep decoded comes as new objects every turn and is indexed every turn, as before.
 """
 
 from __future__ import annotations
@@ -25,25 +26,29 @@ from agent_hooks.state._conversation import StoredPair
 
 __all__ = ["FreshPairs"]
 
-REMEMBERED_PAIRS = 1024
-"""Stored pair lists whose index is kept (the least recently used forgotten first): two models
-and a few small objects per pair."""
+INDEXED_BYTES = 8 * 1024 * 1024
+"""About how much the kept indexes may hold (the least recently used forgotten first): the
+store's decode budget, so both keep about the same conversations."""
+_PAIR_BYTES = 2048
+"""A pair's models and index entry, beside its content (counted by characters)."""
 
 
 class _Indexed(NamedTuple):
     pairs: tuple[StoredPair, ...]
     """Held, so the ids in the key stay theirs while the entry lives."""
-    runner: HookRunner
-    """The runner whose keys checked the signatures (a reload brings another)."""
     pairs_index: HistoryIndex | None
+    size: int
 
 
 class FreshPairs:
-    """The runner's index of each list of re-applied stored pairs, by their identities."""
+    """The runner's index of each list of re-applied stored pairs, by their identities, for the
+    runner of the generation last asked (a reload's new runner starts afresh)."""
 
-    def __init__(self, size: int = REMEMBERED_PAIRS) -> None:
-        self._size = size
+    def __init__(self, budget: int = INDEXED_BYTES) -> None:
+        self._budget = budget
+        self._runner: HookRunner | None = None
         self._indexed: OrderedDict[tuple[int, ...], _Indexed] = OrderedDict()
+        self._size = 0
 
     def records(
         self, generation: Generation, kept: Sequence[StoredPair], *, held: bool
@@ -55,23 +60,42 @@ class FreshPairs:
 
         The pairs must be in the history's order: they are when the upstream holds the earlier
         turns (``held``: all go first, in stored order) or when their anchors never decrease
-        (each goes after its anchor, pairs of one anchor in stored order).
+        (each goes after its anchor, pairs of one anchor in stored order). Either way the index
+        is the same, so ``held`` is no part of the key.
         """
         runner = generation.runner
-        if runner is None or not kept or not (held or _in_anchor_order(kept)):
+        if (
+            runner is None
+            or not generation.decides_by_freshness
+            or not kept
+            or not (held or _in_anchor_order(kept))
+        ):
             return None
+        if runner is not self._runner:  # a reload: the old runner's keys and hooks go
+            self._runner = runner
+            self._indexed.clear()
+            self._size = 0
         key = tuple(map(id, kept))
         indexed = self._indexed.get(key)
-        if indexed is None or indexed.runner is not runner:
-            indexed = _Indexed(tuple(kept), runner, _index(runner, kept))
-            self._indexed[key] = indexed
-            if len(self._indexed) > self._size:
-                self._indexed.popitem(last=False)
+        if indexed is None:
+            indexed = self._remember(key, kept, _index(runner, kept))
         else:
             self._indexed.move_to_end(key)
         if indexed.pairs_index is None:
             return None
         return runner.fresh_records(generation.start_hooks, indexed.pairs_index)
+
+    def _remember(
+        self, key: tuple[int, ...], kept: Sequence[StoredPair], index: HistoryIndex | None
+    ) -> _Indexed:
+        size = sum(_PAIR_BYTES + len(str(entry.tool.get("content"))) for entry in kept)
+        indexed = _Indexed(tuple(kept), index, size)
+        if size <= self._budget:
+            self._indexed[key] = indexed
+            self._size += size
+            while self._size > self._budget:
+                self._size -= self._indexed.popitem(last=False)[1].size
+        return indexed
 
 
 def _index(runner: HookRunner, kept: Sequence[StoredPair]) -> HistoryIndex | None:

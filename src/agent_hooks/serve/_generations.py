@@ -56,6 +56,10 @@ class Generation:
     hook_prefixes: frozenset[str] | None
     """The identities (``ah_{i8}_``) of the request-start hooks: a stored pair of no current
     hook is not re-applied; ``None`` while hooks are off (none is)."""
+    decides_by_freshness: bool
+    """Every request-start hook has a TTL and reads no context, so a turn whose stored pairs
+    are fresh for all of them is decided from those pairs alone
+    (:meth:`~agent_hooks.HookRunner.fresh_records`)."""
 
     @classmethod
     def build(
@@ -86,6 +90,7 @@ class Generation:
             hook_prefixes=(
                 frozenset(hook.prefix for hook in start_hooks) if runner is not None else None
             ),
+            decides_by_freshness=runner is not None and runner.decides_by_freshness(start_hooks),
         )
 
     @property

@@ -170,7 +170,7 @@ class HooksProxy:
         context = _hook_context(parsed, owned)
         stored: list[StoredPair] = []
         if owned is not None and generation.hook_prefixes:  # no hook: no pair to re-apply
-            stored = await self._store.load_entries(owned.key, tenant=tenant)
+            stored = await self._store.load_entries(owned.key, tenant=tenant, shared=True)
         reapplied = await work.run(
             lambda: reapply(
                 messages,

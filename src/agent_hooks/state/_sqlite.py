@@ -128,14 +128,12 @@ class SqliteStore(ConversationStore):
                 raise OSError(f"cannot open the state file {self.path}: {exc}") from exc
 
     async def _read(self, key: str) -> tuple[str, float] | None:
-        select = self._select(key)
-        now = self._read_now(select)
-        row = await self._run(select) if isinstance(now, _NotNow) else now
-        return _entry(row)
+        """On the store's thread: :meth:`_read_at_once` found that the read could wait."""
+        return _text_and_expiry(await self._run(self._select(key)))
 
     def _read_at_once(self, key: str) -> tuple[str, float] | Wait | None:
         row = self._read_now(self._select(key))
-        return WAIT if isinstance(row, _NotNow) else _entry(row)
+        return WAIT if isinstance(row, _NotNow) else _text_and_expiry(row)
 
     def _select(self, key: str) -> Callable[[sqlite3.Connection], tuple[Any, ...] | None]:
         def select(db: sqlite3.Connection) -> tuple[Any, ...] | None:
@@ -318,7 +316,7 @@ class SqliteStore(ConversationStore):
         self._identity = _file_identity(self.path)
 
 
-def _entry(row: tuple[Any, ...] | None) -> tuple[str, float] | None:
+def _text_and_expiry(row: tuple[Any, ...] | None) -> tuple[str, float] | None:
     return None if row is None else (str(row[0]), float(row[1]))
 
 

@@ -158,12 +158,15 @@ class ConversationStore(ABC):
         """The stored pairs of ``tenant``'s conversation, oldest first; ``[]`` on any failure."""
         return [entry.pair for entry in await self.load_entries(conversation_id, tenant=tenant)]
 
-    async def load_entries(self, conversation_id: str, *, tenant: str | None) -> list[StoredPair]:
+    async def load_entries(
+        self, conversation_id: str, *, tenant: str | None, shared: bool = False
+    ) -> list[StoredPair]:
         """:meth:`load` with where and how each pair was forwarded (SPEC 15).
 
-        A text loaded before is not decoded again: its pairs are the same objects as last time
-        (a fresh turn loads the very text it loaded last turn), so their dicts are shared by every
-        caller that loaded it and must be read, never changed.
+        ``shared``: the caller only reads the pairs, so a text it loaded before is not decoded
+        again and its pairs are the very objects of that load (a fresh turn loads the text it
+        loaded last turn). Their dicts are then shared with every other shared load of the same
+        text, whoever's, and must never be changed; without ``shared`` they are the caller's own.
         """
         self._check_open()
         key = state_key(tenant, conversation_id)
@@ -178,7 +181,7 @@ class ConversationStore(ABC):
         text, expires_at = entry
         digest = _digest(text)
         try:
-            pairs = self._decoded_pairs(digest, text)
+            pairs = self._decoded_pairs(digest, text) if shared else _decode(text)
         except StateError as exc:
             self._held.pop(key, None)
             self._report(f"conversation state not loaded: {self._name}: {exc}")
@@ -233,8 +236,9 @@ class ConversationStore(ABC):
         """The conversation :meth:`save` recorded for ``tenant``'s ``response_id``; ``None`` when
         there is none or the store failed."""
         self._check_open()
+        key = _link_key(tenant, response_id)
         entry = await self._call(
-            lambda: self._read(_link_key(tenant, response_id)), "link not loaded"
+            lambda: self._read(key), "link not loaded", at_once=lambda: self._read_at_once(key)
         )
         if entry is None:
             return None
@@ -315,7 +319,8 @@ class ConversationStore(ABC):
             self._held.popitem(last=False)
 
     def _decoded_pairs(self, digest: bytes, text: str | bytes) -> tuple[StoredPair, ...]:
-        """The pairs of ``text`` (its digest ``digest``), decoded only when not remembered.
+        """The pairs of ``text`` (its digest ``digest``), decoded only when not remembered (the
+        shared loads of :meth:`load_entries`).
 
         Raises:
             StateError: as :func:`_decode`.

@@ -6,6 +6,7 @@ that the fast path is taken when it can be, and that it keeps nothing when it ca
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from agent_hooks import HookRunner
 from agent_hooks.serve import _proxy
 from agent_hooks.serve._fresh import FreshPairs
+from agent_hooks.state._store import _decode, _digest
 from tests.serve._in_process import in_process_proxy
 
 HEADERS = {"authorization": "Bearer fresh-client", "x-session-id": "fresh-session"}
@@ -92,3 +94,36 @@ def test_a_manifest_the_fast_path_cannot_decide_keeps_nothing(
         _turns(client, 6)
     (fresh,) = seen
     assert not fresh._indexed
+
+
+ROUTES: dict[str, tuple[str, Any]] = {
+    "chat": ("/v1/chat/completions", lambda history: {"model": "m", "messages": history}),
+    "responses": ("/v1/responses", lambda history: {"model": "m", "input": history}),
+    "messages": (
+        "/v1/messages",
+        lambda history: {"model": "m", "max_tokens": 16, "messages": history},
+    ),
+}
+
+
+def test_no_route_changes_the_pairs_the_store_shares_between_turns(tmp_path: Path) -> None:
+    """The decoded pairs a shared load hands out are the same objects turn after turn and
+    conversation after conversation: whatever each route does to write its body, they stay
+    what the stored text says."""
+    with in_process_proxy(_manifest(ttl=True), tmp_path) as client:
+        for route, (path, body) in ROUTES.items():
+            history: list[dict[str, Any]] = [{"role": "user", "content": "hello"}]
+            for turn in range(4):
+                headers = {**HEADERS, "x-session-id": route, "anthropic-version": "2023-06-01"}
+                answer = client.post(path, json=body(history), headers=headers)
+                assert answer.status_code == 200, answer.text
+                history += [
+                    {"role": "assistant", "content": f"answer {turn}"},
+                    {"role": "user", "content": f"next {turn}"},
+                ]
+        store = client.app.state.proxy._store  # type: ignore[attr-defined]
+        with sqlite3.connect(tmp_path / "state.db") as db:
+            texts = [text for (text,) in db.execute("SELECT pairs FROM conversations")]
+        shared = [store._decoded[_digest(t)][0] for t in texts if _digest(t) in store._decoded]
+        assert len(shared) >= len(ROUTES)  # every conversation's text was loaded shared
+        assert shared == [tuple(_decode(t)) for t in texts if _digest(t) in store._decoded]

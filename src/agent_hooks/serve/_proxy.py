@@ -388,8 +388,7 @@ class HooksProxy:
             return messages, []
         fresh = self._fresh_pairs.records(generation, stored, held=held)
         if fresh is not None:
-            self._metrics.hooks(fresh)
-            request.state.hooks = _outcomes(fresh)
+            self._counted(request, fresh)
             return messages, fresh
         event = HookEvent.ON_REQUEST_START
         given = await work.run(lambda: RunnerInput(messages))
@@ -402,12 +401,15 @@ class HooksProxy:
                 context_history=messages,
             )
         except HookFailedError as exc:
-            self._metrics.hooks(exc.run.records)
-            request.state.hooks = _outcomes(exc.run.records)
+            self._counted(request, exc.run.records)
             raise HookFailed(str(exc)) from exc
-        self._metrics.hooks(run.records)
-        request.state.hooks = _outcomes(run.records)
+        self._counted(request, run.records)
         return await work.run(lambda: given.history(run.messages)), run.records
+
+    def _counted(self, request: Request, records: Sequence[HookRunRecord]) -> None:
+        """The request-start hooks' records into the metrics and the request's access line."""
+        self._metrics.hooks(records)
+        request.state.hooks = _outcomes(records)
 
     def _relay(self, dialect: Dialect, answer: UpstreamAnswer, turn: _Turn) -> StreamRelay:
         """Pass a successful answer's events on as they arrive; reassemble it on the way.

@@ -172,9 +172,7 @@ class ConversationStore(ABC):
         key = state_key(tenant, conversation_id)
         # What was held stays held while the read is under way: requests of one conversation
         # that overlap would otherwise each forget what the other learnt, and all rewrite it.
-        entry = await self._call(
-            lambda: self._read(key), "not loaded", at_once=lambda: self._read_at_once(key)
-        )
+        entry = await self._read_entry(key, "not loaded")
         if entry is None:
             self._held.pop(key, None)  # nothing there, or no idea what is: the next save writes
             return []
@@ -236,10 +234,7 @@ class ConversationStore(ABC):
         """The conversation :meth:`save` recorded for ``tenant``'s ``response_id``; ``None`` when
         there is none or the store failed."""
         self._check_open()
-        key = _link_key(tenant, response_id)
-        entry = await self._call(
-            lambda: self._read(key), "link not loaded", at_once=lambda: self._read_at_once(key)
-        )
+        entry = await self._read_entry(_link_key(tenant, response_id), "link not loaded")
         if entry is None:
             return None
         text = entry[0]
@@ -305,6 +300,12 @@ class ConversationStore(ABC):
         Raises:
             StateError: it did not answer as it should.
         """
+
+    async def _read_entry(self, key: str, what: str) -> tuple[str | bytes, float] | None:
+        """:meth:`_read` through :meth:`_call`, at once when the backend can answer so."""
+        return await self._call(
+            lambda: self._read(key), what, at_once=lambda: self._read_at_once(key)
+        )
 
     async def _written(self, entries: Mapping[str, str]) -> bool:
         """:meth:`_write`, then ``True``: so :meth:`_call` tells a save that succeeded apart."""

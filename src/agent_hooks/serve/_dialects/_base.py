@@ -310,10 +310,11 @@ class ParsedRequest(abc.ABC):
             self._history = whole_history(self._outline, entries)
         return self._history
 
-    @abc.abstractmethod
     def _read(self, *, whole: bool) -> Iterable[Entry]:
         """The dialect's reading of its items; without ``whole``, a message without a synthetic
-        id may come as its role-only message, unbuilt (:func:`role_only`)."""
+        id may come as its role-only message, unbuilt (:func:`role_only`). A dialect that sets
+        its outline and history when it parses (chat) is never asked."""
+        raise NotImplementedError
 
     @property
     def items(self) -> Sequence[Any]:

@@ -58,16 +58,6 @@ class ChatRequest(ParsedRequest):
         self._outline = outline or Outline(messages, range(len(messages)), {})
         self._history = self._outline.messages  # the client's own messages: nothing to build
 
-    def _read(self, *, whole: bool) -> list[Entry]:
-        """Chat reads its messages at parse, whole (its outline is its history)."""
-        outline = self.outline
-        return [
-            Entry(message, item, outline.blocks.get(at, ()))
-            for at, (message, item) in enumerate(
-                zip(outline.messages, outline.item_of, strict=True)
-            )
-        ]
-
     @property
     def user(self) -> str | None:
         user = self.body.get("user")

@@ -11,7 +11,7 @@ from agent_hooks.injection._index import HistoryIndex, Placement
 from agent_hooks.injection._pairs import PairSpec, SyntheticPair, build_pair
 from agent_hooks.injection._trust import SigningKeys, TrustRules, remove_unverified
 from agent_hooks.messages import Message
-from tests._support import msg, synthetic_id
+from tests._support import msg, pair, synthetic_id
 
 NOW = 1_700_000_000
 RULES = TrustRules(now=NOW, check_content=True)
@@ -181,3 +181,21 @@ def test_pairs_whose_signatures_were_checked_count_as_when_checked_again() -> No
         assert latest[1] is not None
         assert latest[0]._replace(verified=False) == latest[1]
         assert latest[0].content == "B"
+
+
+def test_a_kept_index_decides_freshness_at_every_time_as_its_pairs_do() -> None:
+    """An index kept across requests (serve's stored pairs) remembers when its pairs were
+    found fresh; asked at any other time it answers as the pairs themselves do: fresh until the
+    expiry, and not before the pair was stamped, where its expiry looks forged."""
+    expiry = NOW + 120
+    stamped = [msg(**m) for m in pair("notes", "A", ttl_expiry_seconds=expiry)]
+    index = HistoryIndex(stamped)
+    prefix = call_id_prefix("notes", {})
+    state = index.state(prefix)
+    for now in [NOW, NOW + 119, NOW - 3600, NOW + 60, NOW + 120, NOW - 1, NOW + 500, NOW]:
+        rules = TrustRules(now, 120, True)
+        assert index.is_fresh(prefix, rules, NO_KEYS) is state.is_fresh(rules, NO_KEYS), now
+    assert [
+        index.is_fresh(prefix, TrustRules(now, 120, True), NO_KEYS)
+        for now in (NOW - 3600, NOW, NOW + 119, NOW + 120)
+    ] == [False, True, True, False]

@@ -15,17 +15,19 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from agent_hooks import HookEvent, HookOutcome, HookRunner
+from agent_hooks import HookEvent, HookOutcome, HookRun, HookRunner, HookRunRecord
+from agent_hooks.clock import FixedClock
 from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.messages import Message
 from tests._support import msg
 from tests._support.manifests import hook
-from tests.runtime._kit import dumped
+from tests.runtime._kit import NOW, VersionedTool, app, dumped
 from tests.runtime.test_equivalence import (
     ARGUMENTS,
     KEY,
     SETTINGS,
     TOOL_CHOICES,
+    TOOLS,
     build,
     histories,
     with_key,
@@ -101,9 +103,6 @@ def test_fresh_records_are_the_records_of_a_run_that_changed_nothing(
     index = fast.index_pairs(pairs)
     records = fast.fresh_records(fast.hooks, index) if index is not None else None
     run = asyncio.run(full.run(HookEvent.ON_REQUEST_START, history, request=REQUEST))
-
-    unchanged = dumped(run.messages) == dumped(history)
-    all_fresh = all(r.outcome is HookOutcome.SKIPPED_FRESH for r in run.records)
     read_nothing = all(
         h["refresh_condition"] and h["condition"] is None and "${" not in repr(h["arguments"])
         for h in hooks
@@ -111,6 +110,36 @@ def test_fresh_records_are_the_records_of_a_run_that_changed_nothing(
     event("answered" if records is not None else "left to a run")
     if records is None:
         assert fast_records.records == []  # nothing logged or observed for an unanswered ask
+    else:
+        assert fast_records.records == records  # the observers saw them as a run's
+    _assert_as_a_run(records, run, history, read_nothing)
+    if index is None:
+        return
+    # The same index asked again at another time, as serve asks it turn after turn: it answers
+    # as a run at that time would, whatever it answered and remembered before.
+    later = data.draw(st.sampled_from(LATER), label="asked again at")
+    fast.clock = FixedClock(later)
+    manifest = {"hooks": configs, "hooks_max_concurrency": 8}
+    tools = [VersionedTool(name, behaviour, 0) for name, behaviour in TOOLS.items()]
+    late = app(manifest, *tools, now=later).get(HookRunner)
+    late_run = asyncio.run(late.run(HookEvent.ON_REQUEST_START, history, request=REQUEST))
+    _assert_as_a_run(fast.fresh_records(fast.hooks, index), late_run, history, read_nothing)
+
+
+LATER = [NOW - 3600, NOW - 61, NOW - 1, NOW, NOW + 30, NOW + 119, NOW + 120, NOW + 121, NOW + 400]
+"""Times a kept index is asked again: before the pairs were stamped (where a pair's expiry looks
+forged), around the 2-minute TTLs' expiries, after them."""
+
+
+def _assert_as_a_run(
+    records: list[HookRunRecord] | None, run: HookRun, history: list[Message], read_nothing: bool
+) -> None:
+    """``records`` are what ``run`` (of the same hooks on ``history``) recorded, when they are
+    not ``None``; ``None`` only when the run changed something, was not all fresh or read
+    something."""
+    unchanged = dumped(run.messages) == dumped(history)
+    all_fresh = all(r.outcome is HookOutcome.SKIPPED_FRESH for r in run.records)
+    if records is None:
         assert not (unchanged and all_fresh and read_nothing)
         return
     assert unchanged
@@ -118,4 +147,3 @@ def test_fresh_records_are_the_records_of_a_run_that_changed_nothing(
     assert [(r.hook, r.tool, r.outcome) for r in records] == [
         (r.hook, r.tool, r.outcome) for r in run.records
     ]
-    assert fast_records.records == records  # the observers saw them as a run's

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,13 @@ import agent_hooks.state
 from agent_hooks.state import ConversationStore, open_store
 from agent_hooks.state._conversation import BEFORE_ALL, StoredPair
 from agent_hooks.state._sqlite import SqliteStore
-from agent_hooks.state._store import MAX_PAIRS, STATE_TTL_SECONDS, state_key
+from agent_hooks.state._store import (
+    MAX_PAIRS,
+    STATE_TTL_SECONDS,
+    WAIT,
+    StateError,
+    state_key,
+)
 from tests._support import pair, synthetic_id
 
 PAIRS = [pair("clock", "12:00"), pair("kb", "ünïcode\nlines")]
@@ -189,6 +197,53 @@ async def test_sqlite_conversations_expire_seven_days_after_the_last_save(tmp_pa
     now += 2
     assert await store.load("c1", tenant=ALICE) == []
     await store.aclose()
+
+
+async def test_a_quiet_sqlite_file_is_not_read_again_for_an_entry_it_holds_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shared load of an entry read before, from a file nobody wrote since and not in the
+    last 2 s (SPEC 17: a fresh turn's load), answers without a read. Another process's write
+    is seen at the next load, whenever it came; so is the entry's expiry."""
+    path = tmp_path / "state.db"
+    now = time.time()
+    writer, reader = SqliteStore(path), SqliteStore(path, clock=lambda: now)
+    await writer.save("c1", PAIRS, tenant=ALICE)
+    _quiet(path, seconds_ago=60)
+    first = await reader.load_entries("c1", tenant=ALICE, shared=True)
+
+    async def unreadable(key: str) -> None:
+        raise StateError("the read was made")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(reader, "_read", unreadable)
+        patched.setattr(reader, "_read_at_once", lambda key: WAIT)
+        again = await reader.load_entries("c1", tenant=ALICE, shared=True)
+    assert [entry.pair for entry in again] == PAIRS
+    assert again[0] is first[0]
+
+    await writer.save("c1", PAIRS[:1], tenant=ALICE)
+    assert await _shared_load(reader) == PAIRS[:1]  # written just now: read
+    _quiet(path, seconds_ago=50)
+    assert await _shared_load(reader) == PAIRS[:1]
+    await writer.save("c1", PAIRS[1:], tenant=ALICE)
+    _quiet(path, seconds_ago=40)  # written, then quiet again before the next load
+    assert await _shared_load(reader) == PAIRS[1:]
+
+    now += STATE_TTL_SECONDS + 1
+    assert await reader.load_entries("c1", tenant=ALICE, shared=True) == []
+    await writer.aclose()
+    await reader.aclose()
+
+
+async def _shared_load(store: ConversationStore) -> list[Any]:
+    return [entry.pair for entry in await store.load_entries("c1", tenant=ALICE, shared=True)]
+
+
+def _quiet(path: Path, *, seconds_ago: int) -> None:
+    """Date the file's last write back, as if nobody had written it for ``seconds_ago``."""
+    then = time.time_ns() - seconds_ago * 1_000_000_000
+    os.utime(path, ns=(then, then))
 
 
 async def test_redis_conversations_carry_a_seven_day_expiry(redis_url: str) -> None:

@@ -78,9 +78,14 @@ class PrefixState:
 
     def is_fresh(self, rules: TrustRules, keys: SigningKeys) -> bool:
         """Whether the latest pair that counts still has a TTL in the future."""
+        return self.fresh_until(rules, keys) is not None
+
+    def fresh_until(self, rules: TrustRules, keys: SigningKeys) -> float | None:
+        """When the latest pair that counts expires, if that is after ``rules.now``; else
+        ``None`` (not fresh)."""
         latest = self.latest_trusted(rules, keys)
         expiry = latest.parsed.expiry if latest is not None else None
-        return expiry is not None and rules.now < expiry
+        return expiry if expiry is not None and rules.now < expiry else None
 
     def add(self, candidate: Candidate, replacing: Candidate | None = None) -> None:
         if replacing is not None:
@@ -133,6 +138,7 @@ class HistoryIndex:
                 )
         self._synthetic = synthetic
         self._decisions: dict[int, _Decision] = {}
+        self._fresh: dict[tuple[str, int | None, bool, SigningKeys], tuple[float, float]] = {}
 
     @cached_property
     def insert_at(self) -> int:
@@ -146,6 +152,25 @@ class HistoryIndex:
     def state(self, prefix: str) -> PrefixState:
         """A fresh working copy of the pairs of ``prefix`` (one per group of hooks)."""
         return PrefixState(list(self._by_prefix.get(prefix, ())))
+
+    def is_fresh(self, prefix: str, rules: TrustRules, keys: SigningKeys) -> bool:
+        """:meth:`PrefixState.is_fresh` for the pairs of ``prefix`` as indexed (before any
+        decision), remembered for as long as it holds: an index kept for many requests (the
+        stored pairs of a conversation, turn after turn) decides each by a comparison.
+
+        A pair fresh at ``now`` stays fresh until its expiry: a later ``now`` can only add
+        pairs that count (the far-future check is the one rule that reads the clock), and each
+        of those expires after the pair that counted before, or it would have counted then.
+        """
+        key = (prefix, rules.ttl_seconds, rules.check_content, keys)
+        since, until = self._fresh.get(key, (0.0, 0.0))
+        if since <= rules.now < until:
+            return True
+        expiry = PrefixState(self._by_prefix.get(prefix, [])).fresh_until(rules, keys)
+        if expiry is None:
+            return False
+        self._fresh[key] = (rules.now, expiry)
+        return True
 
     def place(
         self,

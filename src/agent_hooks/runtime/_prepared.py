@@ -75,7 +75,7 @@ class PreparedHook:
 
     def rules(self, now: float) -> TrustRules:
         """What a pair must satisfy to count for this hook at ``now`` (SPEC section 9)."""
-        return TrustRules(now=now, ttl_seconds=self.ttl_seconds, check_content=self.checks_content)
+        return TrustRules(now, self.ttl_seconds, self.checks_content)
 
     def pair_spec(self, arguments_text: str, now: float) -> PairSpec:
         """How this run's pair is built: the hook's identity, the rendered arguments, the TTL."""

@@ -125,6 +125,10 @@ class HookRunner:
         self.signing_keys = signing_keys or SigningKeys()
         self.max_concurrency = max_concurrency
         self.stage_reporter = stage_reporter
+        self._fresh_records: dict[int, HookRunRecord] = {}
+        """Each hook's last ``skipped_fresh`` record, by manifest index (:meth:`_record`)."""
+        self._decides_by_freshness: tuple[Sequence[PreparedHook], bool] = ((), False)
+        """The hooks :meth:`fresh_records` was last asked about, and whether it can answer."""
 
     async def run(
         self,
@@ -268,13 +272,17 @@ class HookRunner:
 
         The records are logged, traced and given to the observers as a run's are.
         """
-        if not self.decides_by_freshness(hooks):
+        asked, decides = self._decides_by_freshness
+        if hooks is not asked:  # a host asks about the same hooks every time (serve's manifest)
+            decides = self.decides_by_freshness(hooks)
+            self._decides_by_freshness = (hooks, decides)
+        if not decides:
             return None
         now = self.clock.now()
         outcomes: dict[int, tuple[_Outcome, int, int]] = {}
         for hook in hooks:
             started = time.time_ns()
-            if not pairs.state(hook.prefix).is_fresh(hook.rules(now), self.signing_keys):
+            if not pairs.is_fresh(hook.prefix, hook.rules(now), self.signing_keys):
                 return None
             outcomes[hook.index] = (_FRESH, started, time.time_ns())
         event = HookEvent.ON_REQUEST_START
@@ -510,16 +518,17 @@ class HookRunner:
     def _record(
         self, hook: PreparedHook, event: HookEvent, outcome: _Outcome, latency_ms: float
     ) -> HookRunRecord:
-        record = HookRunRecord(
-            hook=hook.label,
-            event=event,
-            tool=hook.tool,
-            outcome=outcome.outcome,
-            reason=outcome.reason,
-            latency_ms=round(latency_ms, 3),
-            content_chars=outcome.content_chars,
-            call_id=outcome.call_id,
-        )
+        latency = round(latency_ms, 3)
+        if outcome is _FRESH:
+            # A hook's fresh records differ in their latency at most: an equal one (immutable)
+            # is handed out again, not built anew on every turn of a long conversation.
+            last = self._fresh_records.get(hook.index)
+            if last is not None and last.latency_ms == latency and last.event is event:
+                record = last
+            else:
+                record = self._fresh_records[hook.index] = _new_record(hook, event, _FRESH, latency)
+        else:
+            record = _new_record(hook, event, outcome, latency)
         level = logging.WARNING if record.failed or outcome.cut else logging.INFO
         if not logger.isEnabledFor(level):
             return record
@@ -557,6 +566,21 @@ class HookRunner:
 
     def __repr__(self) -> str:
         return f"<HookRunner hooks={len(self.hooks)} max_concurrency={self.max_concurrency}>"
+
+
+def _new_record(
+    hook: PreparedHook, event: HookEvent, outcome: _Outcome, latency_ms: float
+) -> HookRunRecord:
+    return HookRunRecord(
+        hook=hook.label,
+        event=event,
+        tool=hook.tool,
+        outcome=outcome.outcome,
+        reason=outcome.reason,
+        latency_ms=latency_ms,
+        content_chars=outcome.content_chars,
+        call_id=outcome.call_id,
+    )
 
 
 def _deadline_reason(hook: PreparedHook) -> str:

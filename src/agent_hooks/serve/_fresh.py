@@ -38,6 +38,7 @@ class _Indexed(NamedTuple):
     """Held, so the ids in the key stay theirs while the entry lives."""
     pairs_index: HistoryIndex | None
     size: int
+    in_anchor_order: bool
 
 
 class FreshPairs:
@@ -64,12 +65,7 @@ class FreshPairs:
         is the same, so ``held`` is no part of the key.
         """
         runner = generation.runner
-        if (
-            runner is None
-            or not generation.decides_by_freshness
-            or not kept
-            or not (held or _in_anchor_order(kept))
-        ):
+        if runner is None or not generation.decides_by_freshness or not kept:
             return None
         if runner is not self._runner:  # a reload: the old runner's keys and hooks go
             self._runner = runner
@@ -81,7 +77,7 @@ class FreshPairs:
             indexed = self._remember(key, kept, _index(runner, kept))
         else:
             self._indexed.move_to_end(key)
-        if indexed.pairs_index is None:
+        if indexed.pairs_index is None or not (held or indexed.in_anchor_order):
             return None
         return runner.fresh_records(generation.start_hooks, indexed.pairs_index)
 
@@ -89,7 +85,7 @@ class FreshPairs:
         self, key: tuple[int, ...], kept: Sequence[StoredPair], index: HistoryIndex | None
     ) -> _Indexed:
         size = sum(_PAIR_BYTES + len(str(entry.tool.get("content"))) for entry in kept)
-        indexed = _Indexed(tuple(kept), index, size)
+        indexed = _Indexed(tuple(kept), index, size, _in_anchor_order(kept))
         if size <= self._budget:
             self._indexed[key] = indexed
             self._size += size

@@ -44,7 +44,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -70,6 +70,10 @@ _PURGE_BATCH = 100
 """Expired rows deleted per statement: about a millisecond, so a request queued behind one
 waits no longer. (With 500, turns 32 at once beside a purge of 50,000 rows had a p99 1.7-2.5x
 that of an empty store; with 100, 1.1-1.2x: ``bench/bench_serve.py``.)"""
+_QUIET_NS = 2_000_000_000
+"""A load's entry is remembered unchanged only while the file was last written longer ago than
+this: a later write then gives it a later modification time, on every filesystem whose
+timestamps are no coarser (FAT's, the coarsest in use, step by 2 s)."""
 _PURGE_CLOSE_SECONDS = 2.0
 """How long closing the store waits for a purge under way to finish."""
 
@@ -130,6 +134,20 @@ class SqliteStore(ConversationStore):
     async def _read(self, key: str) -> tuple[str, float] | None:
         """On the store's thread: :meth:`_read_at_once` found that the read could wait."""
         return _text_and_expiry(await self._run(self._select(key)))
+
+    def _change_mark(self) -> Hashable | None:
+        """The file's identity and when it was last written (its status change and size too),
+        unless that was less than :data:`_QUIET_NS` ago: any commit, from any process, writes
+        the file and so moves its modification time past the mark. It costs the ``stat`` each
+        read makes anyway; SQLite's own check (a shared lock on the file) costs as much as the
+        read it would spare. A file written all the time is read every time, as before."""
+        try:
+            stat = os.stat(self.path)
+        except OSError:
+            return None
+        if time.time_ns() - stat.st_mtime_ns < _QUIET_NS:
+            return None
+        return stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size
 
     def _read_at_once(self, key: str) -> tuple[str, float] | Wait | None:
         row = self._read_now(self._select(key))

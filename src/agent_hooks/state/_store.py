@@ -19,8 +19,8 @@ import logging
 import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from typing import Any, NamedTuple, TypeVar
 
 from agent_hooks._scrub import scrub
 from agent_hooks.injection._ids import is_synthetic_call_id
@@ -82,6 +82,17 @@ class Wait(enum.Enum):
 WAIT = Wait.WAIT
 """What :meth:`ConversationStore._read_at_once` answers when only :meth:`~ConversationStore._read`
 can: the read would wait."""
+
+
+class _Held(NamedTuple):
+    """What the backend holds under a key, as far as this store last read or wrote it."""
+
+    digest: bytes
+    expires_at: float
+    """``clock`` seconds."""
+    mark: Hashable | None = None
+    """The backend's :meth:`~ConversationStore._change_mark` taken before the read that found
+    it (``None``: written here, or the backend cannot tell)."""
 
 
 class StateError(Exception):
@@ -147,9 +158,7 @@ class ConversationStore(ABC):
         self._clock = clock
         self._paused_until = float("-inf")
         self._closed = False
-        self._held: OrderedDict[str, tuple[bytes, float]] = OrderedDict()
-        """What the backend holds per key, as far as this store last read or wrote it: the
-        digest of the text and when it expires (``clock`` seconds)."""
+        self._held: OrderedDict[str, _Held] = OrderedDict()
         self._decoded: OrderedDict[bytes, tuple[tuple[StoredPair, ...], int]] = OrderedDict()
         """Stored texts already decoded, by digest: their pairs and the text's length."""
         self._decoded_bytes = 0
@@ -170,6 +179,11 @@ class ConversationStore(ABC):
         """
         self._check_open()
         key = state_key(tenant, conversation_id)
+        mark = self._change_mark() if shared else None
+        if mark is not None:
+            unchanged = self._unchanged(key, mark)
+            if unchanged is not None:
+                return list(unchanged)
         # What was held stays held while the read is under way: requests of one conversation
         # that overlap would otherwise each forget what the other learnt, and all rewrite it.
         entry = await self._read_entry(key, "not loaded")
@@ -184,7 +198,7 @@ class ConversationStore(ABC):
             self._held.pop(key, None)
             self._report(f"conversation state not loaded: {self._name}: {exc}")
             return []
-        self._hold(key, digest, expires_at)
+        self._hold(key, digest, expires_at, mark)
         return list(pairs)
 
     async def save(
@@ -214,14 +228,16 @@ class ConversationStore(ABC):
         held = self._held.pop(key, None)
         # A write is due whatever the pairs when nothing is known of the entry, when it is an
         # hour old, or when an answer is to be linked to the conversation.
-        due = held is None or held[1] - now <= _UNREFRESHED_SECONDS or response_id is not None
+        due = (
+            held is None or held.expires_at - now <= _UNREFRESHED_SECONDS or response_id is not None
+        )
         fresh = None if due else held
         if fresh is not None and as_loaded:
             self._hold(key, *fresh)
             return
         text = _encode(retained_pairs(pairs))
         digest = _digest(text)
-        if fresh is not None and fresh[0] == digest:
+        if fresh is not None and fresh.digest == digest:
             self._hold(key, *fresh)
             return
         entries = {key: text}
@@ -272,6 +288,12 @@ class ConversationStore(ABC):
             StateError: the backend failed.
         """
 
+    def _change_mark(self) -> Hashable | None:
+        """A value that two calls return equal only when no entry changed in between; ``None``
+        when the backend cannot tell (the default) or not now. A shared load whose entry was
+        read under the same mark, and is still decoded, is answered without a read."""
+        return None
+
     def _read_at_once(self, key: str) -> tuple[str | bytes, float] | Wait | None:
         """:meth:`_read` when the backend can answer without waiting (a local file that nobody
         is writing), :data:`WAIT` when it cannot: then :meth:`_read` is awaited, within
@@ -312,12 +334,33 @@ class ConversationStore(ABC):
         await self._write(entries)
         return True
 
-    def _hold(self, key: str, digest: bytes, expires_at: float) -> None:
+    def _hold(
+        self, key: str, digest: bytes, expires_at: float, mark: Hashable | None = None
+    ) -> None:
         """Remember what ``key`` holds, as the most recently used."""
-        self._held[key] = (digest, expires_at)
+        self._held[key] = _Held(digest, expires_at, mark)
         self._held.move_to_end(key)
         if len(self._held) > _REMEMBERED_KEYS:
             self._held.popitem(last=False)
+
+    def _unchanged(self, key: str, mark: Hashable) -> tuple[StoredPair, ...] | None:
+        """The decoded pairs of ``key``'s entry when it was read under ``mark`` (so nothing
+        changed since), has not expired and is still decoded; ``None`` otherwise. Not while
+        the backend is paused: a load then fails at once, as every call does."""
+        held = self._held.get(key)
+        if (
+            held is None
+            or held.mark != mark
+            or held.expires_at <= self._clock()
+            or self._monotonic() < self._paused_until
+        ):
+            return None
+        remembered = self._decoded.get(held.digest)
+        if remembered is None:
+            return None
+        self._held.move_to_end(key)
+        self._decoded.move_to_end(held.digest)
+        return remembered[0]
 
     def _decoded_pairs(self, digest: bytes, text: str | bytes) -> tuple[StoredPair, ...]:
         """The pairs of ``text`` (its digest ``digest``), decoded only when not remembered (the

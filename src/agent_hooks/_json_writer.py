@@ -9,6 +9,11 @@ and a long string in slices: no ``str`` larger than a batch or a slice exists. A
 most :data:`ITEMS_AT_ONCE` items and about :data:`CHARS_AT_ONCE` characters (sized by the batch
 before it), which also lets a worker thread hand the GIL over between batches.
 
+Two forms: :func:`write_json` writes what a :class:`json.JSONEncoder` would (the canonical
+digests), :func:`write_compact_json` what ``pydantic_core.to_json`` writes, without spaces (the
+bodies ``serve`` forwards: the form httpx, ``JSON.stringify`` and serde send, written about three
+times faster than the ``json`` module writes its own).
+
 Pure: bytes go to the ``write`` callable given (a buffer's ``write``, a hash's ``update``).
 """
 
@@ -16,9 +21,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["CHARS_AT_ONCE", "ITEMS_AT_ONCE", "LONG_STRING_CHARS", "write_json"]
+from pydantic_core import to_json
+
+__all__ = [
+    "CHARS_AT_ONCE",
+    "ITEMS_AT_ONCE",
+    "LONG_STRING_CHARS",
+    "write_compact_json",
+    "write_json",
+]
 
 LONG_STRING_CHARS = 1 << 16
 """Strings from this length are written in slices, and the containers holding them a value at a
@@ -39,6 +52,18 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False)
 _Write = Callable[[bytes | memoryview], object]
 
 
+class _Form(NamedTuple):
+    """How values are written: ``encode`` writes one whole, the separators go between."""
+
+    encode: Callable[[Any], bytes]
+    item_separator: bytes
+    key_separator: bytes
+    sort_keys: bool = False
+
+
+_COMPACT = _Form(to_json, b",", b":")
+
+
 def write_json(
     value: Any,
     write: _Write,
@@ -56,11 +81,33 @@ def write_json(
     list longer than a first batch, at the top or as a field of the top-level object, is
     written at once (a small body: one call, as ``json.dumps``).
     """
+
+    def encode(piece: Any) -> bytes:
+        return encoder.encode(piece).encode("utf-8", errors)
+
+    _write(value, write, _Form(encode, b", ", b": ", encoder.sort_keys), long_strings)
+
+
+def write_compact_json(value: Any, write: _Write, *, long_strings: bool = True) -> None:
+    """Write ``pydantic_core.to_json(value)`` to ``write``, in pieces, as :func:`write_json`
+    does: JSON without spaces, every character but the escaped ones as it is.
+
+    It is ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` but for floats under
+    ``1e-4``, written without an exponent (``0.00001``, not ``1e-05``).
+
+    Raises:
+        pydantic_core.PydanticSerializationError: a string holds a lone surrogate (no UTF-8
+            text can), or a value is not JSON's (only what a JSON parser returns is written).
+    """
+    _write(value, write, _COMPACT, long_strings)
+
+
+def _write(value: Any, write: _Write, form: _Form, long_strings: bool) -> None:
     hot = _holding(value) if long_strings else set()
     if not hot and not _has_long_list(value):
-        write(encoder.encode(value).encode("utf-8", errors))
+        write(form.encode(value))
         return
-    writer = _Writer(write, encoder, errors, hot)
+    writer = _Writer(write, form, hot)
     if type(value) is dict:
         writer.write_object(value)
     else:
@@ -79,10 +126,9 @@ class _Writer:
     """Writes values; ``hot`` holds the ``id()`` of the long strings and of every container that
     holds one (at any depth): those are written a value at a time, the rest by the C encoder."""
 
-    def __init__(self, write: _Write, encoder: json.JSONEncoder, errors: str, hot: set[int]):
+    def __init__(self, write: _Write, form: _Form, hot: set[int]):
         self._write = write
-        self._encoder = encoder
-        self._errors = errors
+        self._form = form
         self._hot = hot
 
     def write(self, value: Any) -> None:
@@ -90,7 +136,7 @@ class _Writer:
             if type(value) is list and len(value) > _FIRST_BATCH:
                 self.write_list(value)
             else:
-                self._write(self._encoder.encode(value).encode("utf-8", self._errors))
+                self._write(self._form.encode(value))
         elif type(value) is str:
             self._write_long(value)
         elif type(value) is list:
@@ -99,17 +145,18 @@ class _Writer:
             self.write_object(value)
 
     def write_object(self, value: Mapping[Any, Any]) -> None:
+        form = self._form
         if not all(type(key) is str for key in value):
-            self._write(self._encoder.encode(value).encode("utf-8", self._errors))
+            self._write(form.encode(value))
             return  # keys the encoder converts (numbers, None): rare, never a parsed body's
         write = self._write
-        items = sorted(value.items()) if self._encoder.sort_keys else value.items()
+        items = sorted(value.items()) if form.sort_keys else value.items()
         write(b"{")
         for index, (key, item) in enumerate(items):
             if index:
-                write(b", ")
-            write(self._encoder.encode(key).encode("utf-8", self._errors))
-            write(b": ")
+                write(form.item_separator)
+            write(form.encode(key))
+            write(form.key_separator)
             self.write(item)
         write(b"}")
 
@@ -120,7 +167,7 @@ class _Writer:
         at, size = 0, _FIRST_BATCH
         while at < len(items):
             if at:
-                write(b", ")
+                write(self._form.item_separator)
             if hot and id(items[at]) in hot:
                 self.write(items[at])
                 at += 1
@@ -128,8 +175,8 @@ class _Writer:
             end = min(at + size, len(items))
             if hot:
                 end = next((i for i in range(at, end) if id(items[i]) in hot), end)
-            text = self._encoder.encode(items[at:end])
-            write(memoryview(text.encode("utf-8", self._errors))[1:-1])  # less its brackets
+            text = self._form.encode(items[at:end])
+            write(memoryview(text)[1:-1])  # less its brackets
             size = max(1, min(ITEMS_AT_ONCE, (end - at) * CHARS_AT_ONCE // len(text)))
             at = end
         write(b"]")
@@ -139,8 +186,7 @@ class _Writer:
         write = self._write
         write(b'"')
         for at in range(0, len(text), _SLICE_CHARS):
-            escaped = self._encoder.encode(text[at : at + _SLICE_CHARS])
-            write(escaped[1:-1].encode("utf-8", self._errors))
+            write(memoryview(self._form.encode(text[at : at + _SLICE_CHARS]))[1:-1])
         write(b'"')
 
 

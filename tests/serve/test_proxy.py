@@ -230,7 +230,9 @@ def test_a_body_no_hook_changes_goes_upstream_as_the_bytes_the_client_sent(
     as_sent, named, reencoded = upstream.received()
     assert as_sent["text"] == sent
     assert named["body"] == {"messages": [USER], "model": "dep-1"}
-    assert reencoded["text"] == json.dumps({"model": "m", "messages": [USER]})
+    assert reencoded["text"] == json.dumps(
+        {"model": "m", "messages": [USER]}, separators=(",", ":")
+    )
 
 
 def test_streamed_chunks_reach_the_client_as_the_upstream_sends_them(

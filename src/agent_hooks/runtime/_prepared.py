@@ -69,7 +69,7 @@ class PreparedHook:
     def timeout_seconds(self) -> float:
         return self.config.deadline_seconds
 
-    @property
+    @cached_property  # asked for every pair of every fresh turn
     def checks_content(self) -> bool:
         return self.config.frequency is InjectionFrequency.APPEND_IF_CHANGED
 

@@ -33,7 +33,7 @@ from agent_hooks.serve._dialects import (
     is_role_only,
 )
 from agent_hooks.serve._errors import ProxyError
-from agent_hooks.serve._families import FamilyRule, model_family
+from agent_hooks.serve._families import Family, FamilyRule, model_family
 from agent_hooks.serve._fresh import FreshPairs
 from agent_hooks.serve._generations import Generation, leased
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES, check_conversation_header, read_body
@@ -68,6 +68,9 @@ __all__ = ["CLIENT_CLOSED_REQUEST", "HookFailed", "HooksProxy", "error_response"
 logger = logging.getLogger("agent_hooks.serve")
 
 _COMPLETION_FACTS = {"iteration_count": 1, "total_tool_calls": 0}
+_FAMILIES_REMEMBERED = 1024
+_MODEL_NAME_REMEMBERED = 256
+"""Longer ``model`` values are not remembered (model names are a few dozen characters)."""
 """The proxy sees one model call per request and runs none of the model's tools."""
 
 CLIENT_CLOSED_REQUEST = 499
@@ -123,6 +126,8 @@ class HooksProxy:
         self._metrics = metrics or Metrics()
         self._model_families = model_families
         self._fresh_pairs = FreshPairs()
+        self._families: dict[str | None, Family] = {}
+        """Each ``model`` sent lately and its family (an agent sends one model turn after turn)."""
 
     async def handle(
         self, request: Request, dialect: Dialect, *, deployment: str | None = None
@@ -356,9 +361,21 @@ class HooksProxy:
                 }
             )
             tools = await generation.tools.definitions(names) if names else {}
-        rules = self._model_families
-        family = model_family(parsed.model, rules) if rules is not None else "openai"
-        return RenderContext(unsent=unsent, tools=tools, text_form=text_form, family=family)
+        return RenderContext(
+            unsent=unsent, tools=tools, text_form=text_form, family=self._family(parsed.model)
+        )
+
+    def _family(self, model: str | None) -> Family:
+        """:func:`model_family` of ``model`` under the ``--model-family`` rules, remembered."""
+        family = self._families.get(model)
+        if family is None:
+            rules = self._model_families
+            family = model_family(model, rules) if rules is not None else "openai"
+            if model is None or len(model) <= _MODEL_NAME_REMEMBERED:
+                if len(self._families) >= _FAMILIES_REMEMBERED:
+                    self._families.clear()  # a client names models at will: memory stays bounded
+                self._families[model] = family
+        return family
 
     async def _run_hooks(
         self,

@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, Literal, NamedTuple, TypeVar
 
 from agent_hooks._json_writer import write_json
@@ -314,8 +315,11 @@ def reapply(
             anchor_changed = 0
     else:
         anchor_changed = 0
-    present = set() if without_pairs else _call_ids(history)
-    kept = [entry for entry in known if entry.call_id not in present]
+    if without_pairs:
+        kept = known
+    else:
+        present = _call_ids(history)
+        kept = [entry for entry in known if entry.call_id not in present]
     if not kept:
         return Reapplied(list(history), [], anchor_changed, hook_gone)
     if held:
@@ -325,7 +329,7 @@ def reapply(
     out: list[Any] = []
     at = 0
     for position, entry in sorted(
-        zip(positions, kept, strict=True), key=lambda pair: pair[0]
+        zip(positions, kept, strict=True), key=itemgetter(0)
     ):  # sorted is stable: pairs at one position keep their stored order
         out.extend(history[at:position])
         at = max(at, position)

@@ -22,7 +22,6 @@ dialect render only what they added. Pure: no I/O.
 from __future__ import annotations
 
 import abc
-import io
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from agent_hooks._json_writer import write_compact_json
+from agent_hooks._json_writer import compact_json
 from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.messages import Message, Role
 from agent_hooks.serve._dialects._usage import Usage
@@ -520,19 +519,13 @@ class SSELines:
 
 
 def dump_body(body: Mapping[str, Any], *, long_strings: bool = True) -> bytes:
-    """``pydantic_core.to_json(body)``, byte for byte, written in pieces
-    (:func:`~agent_hooks._json_writer.write_compact_json`, SPEC 16: a list a batch of items at a
+    """``pydantic_core.to_json(body)``, byte for byte, a large body written in pieces
+    (:func:`~agent_hooks._json_writer.compact_json`, SPEC 16: a list a batch of items at a
     time, a long string in slices): without spaces, as the clients send them (httpx,
     ``JSON.stringify``, serde), so a client message written again is mostly its bytes as sent
     (SPEC 15). ``long_strings=False``: the body holds none (its parse found none), so they are
-    not looked for.
-
-    The pieces go into one buffer that becomes the bytes returned without a copy (CPython's
-    ``BytesIO.getvalue``): the body is not held twice, as pieces and joined.
-    """
-    out = io.BytesIO()
-    write_compact_json(body, out.write, long_strings=long_strings)
-    return out.getvalue()
+    not looked for."""
+    return compact_json(body, long_strings=long_strings)
 
 
 def synthetic_call_id(message: Mapping[str, Any]) -> str | None:

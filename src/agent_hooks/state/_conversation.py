@@ -333,7 +333,7 @@ def reapply(
     ):  # sorted is stable: pairs at one position keep their stored order
         out.extend(history[at:position])
         at = max(at, position)
-        out.extend(build(message) for message in entry.pair)
+        out.extend(map(build, entry.pair))
     out.extend(history[at:])
     return Reapplied(out, kept, anchor_changed, hook_gone)
 

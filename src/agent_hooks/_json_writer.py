@@ -6,7 +6,7 @@ outside Latin-1 two. The escaped copy of a long string and the joined text besid
 itself made a 16 MiB body with one emoji cost 13x its size to write (SPEC 16). So
 :func:`write_json` writes a list a batch of items at a time, each batch encoded to bytes at once,
 and a long string in slices: no ``str`` larger than a batch or a slice exists. A batch holds at
-most :data:`ITEMS_AT_ONCE` items and about :data:`CHARS_AT_ONCE` characters (sized by the batch
+most :data:`ITEMS_AT_ONCE` items and about :data:`CHARS_AT_ONCE` bytes (sized by the batch
 before it), which also lets a worker thread hand the GIL over between batches.
 
 Two forms: :func:`write_json` writes what a :class:`json.JSONEncoder` would (the canonical
@@ -42,7 +42,7 @@ ITEMS_AT_ONCE = 64
 nothing beside theirs, few enough that a worker thread writing a long history lets the event
 loop in often (about every 256 KiB of 4 KiB messages)."""
 CHARS_AT_ONCE = 256 * 1024
-"""About how many characters one batch writes (a ``str`` of them: at most 1 MiB)."""
+"""About how many bytes one batch writes (its ``str``, for :func:`write_json`: at most 1 MiB)."""
 _FIRST_BATCH = 8
 """Items in a list's first batch, before any size is known: a list this short is one batch."""
 _SLICE_CHARS = 64 * 1024
@@ -132,7 +132,7 @@ def _has_long_list(value: Any) -> bool:
 
 class _Writer:
     """Writes values; ``hot`` holds the ``id()`` of the long strings and of every container that
-    holds one (at any depth): those are written a value at a time, the rest by the C encoder."""
+    holds one (at any depth): those are written a value at a time, the rest by the encoder."""
 
     def __init__(self, write: _Write, form: _Form, hot: set[int]):
         self._write = write

@@ -68,10 +68,10 @@ __all__ = ["CLIENT_CLOSED_REQUEST", "HookFailed", "HooksProxy", "error_response"
 logger = logging.getLogger("agent_hooks.serve")
 
 _COMPLETION_FACTS = {"iteration_count": 1, "total_tool_calls": 0}
+"""The proxy sees one model call per request and runs none of the model's tools."""
 _FAMILIES_REMEMBERED = 1024
 _MODEL_NAME_REMEMBERED = 256
 """Longer ``model`` values are not remembered (model names are a few dozen characters)."""
-"""The proxy sees one model call per request and runs none of the model's tools."""
 
 CLIENT_CLOSED_REQUEST = 499
 """The status logged for a request whose client left before its answer (nginx's convention)."""

@@ -86,12 +86,11 @@ def write_json(
     def encode(piece: Any) -> bytes:
         return encoder.encode(piece).encode("utf-8", errors)
 
-    form = _Form(encode, b", ", b": ", encoder.sort_keys)
     hot = _in_pieces(value, long_strings)
     if hot is None:
         write(encode(value))
     else:
-        _Writer(write, form, hot).write_top(value)
+        _Writer(write, _Form(encode, b", ", b": ", encoder.sort_keys), hot).write_top(value)
 
 
 def compact_json(value: Any, *, long_strings: bool = True) -> bytes:

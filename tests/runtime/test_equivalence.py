@@ -101,11 +101,11 @@ def histories(
     return items
 
 
-def build(hooks: list[dict[str, Any]], version: int, concurrency: int) -> Any:
+def build(hooks: list[dict[str, Any]], version: int, concurrency: int, now: float = NOW) -> Any:
     tools = [VersionedTool(name, behaviour, version) for name, behaviour in TOOLS.items()]
     recorder = Recorder()
     manifest = {"hooks": hooks, "hooks_max_concurrency": concurrency}
-    return app(manifest, *tools, observers=[recorder]), recorder
+    return app(manifest, *tools, observers=[recorder], now=now), recorder
 
 
 def normalised(messages: Sequence[Message]) -> list[str]:

@@ -21,13 +21,12 @@ from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.messages import Message
 from tests._support import msg
 from tests._support.manifests import hook
-from tests.runtime._kit import NOW, VersionedTool, app, dumped
+from tests.runtime._kit import NOW, dumped
 from tests.runtime.test_equivalence import (
     ARGUMENTS,
     KEY,
     SETTINGS,
     TOOL_CHOICES,
-    TOOLS,
     build,
     histories,
     with_key,
@@ -119,9 +118,7 @@ def test_fresh_records_are_the_records_of_a_run_that_changed_nothing(
     # as a run at that time would, whatever it answered and remembered before.
     later = data.draw(st.sampled_from(LATER), label="asked again at")
     fast.clock = FixedClock(later)
-    manifest = {"hooks": configs, "hooks_max_concurrency": 8}
-    tools = [VersionedTool(name, behaviour, 0) for name, behaviour in TOOLS.items()]
-    late = app(manifest, *tools, now=later).get(HookRunner)
+    late = build(configs, version=0, concurrency=8, now=later)[0].get(HookRunner)
     late_run = asyncio.run(late.run(HookEvent.ON_REQUEST_START, history, request=REQUEST))
     _assert_as_a_run(fast.fresh_records(fast.hooks, index), late_run, history, read_nothing)
 

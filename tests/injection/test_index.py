@@ -194,8 +194,8 @@ def test_a_kept_index_decides_freshness_at_every_time_as_its_pairs_do() -> None:
     state = index.state(prefix)
     for now in [NOW, NOW + 119, NOW - 3600, NOW + 60, NOW + 120, NOW - 1, NOW + 500, NOW]:
         rules = TrustRules(now, 120, True)
-        assert index.is_fresh(prefix, rules, NO_KEYS) is state.is_fresh(rules, NO_KEYS), now
+        assert index.fresh_until(prefix, rules, NO_KEYS) == state.fresh_until(rules, NO_KEYS), now
     assert [
-        index.is_fresh(prefix, TrustRules(now, 120, True), NO_KEYS)
+        index.fresh_until(prefix, TrustRules(now, 120, True), NO_KEYS)
         for now in (NOW - 3600, NOW, NOW + 119, NOW + 120)
-    ] == [False, True, True, False]
+    ] == [None, expiry, expiry, None]

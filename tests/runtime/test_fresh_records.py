@@ -1,4 +1,4 @@
-"""``HookRunner.fresh_records``: a run decided from a history's synthetic pairs alone.
+"""``HookRunner.fresh_run``: a run decided from a history's synthetic pairs alone.
 
 ``serve`` asks it on every turn with stored pairs: whenever it answers, a full run of the same
 hooks on the whole history must have given the same records and left the history as it was; and
@@ -9,6 +9,7 @@ removed), or the fast path would never be taken.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import pytest
@@ -48,7 +49,7 @@ fresh_hooks = st.lists(
     min_size=1,
     max_size=4,
 )
-"""Hooks that :meth:`~HookRunner.fresh_records` may decide (a TTL, nothing read) and hooks it
+"""Hooks that :meth:`~HookRunner.fresh_run` may decide (a TTL, nothing read) and hooks it
 must leave to a run (no TTL, a template, a condition)."""
 
 
@@ -100,7 +101,8 @@ def test_fresh_records_are_the_records_of_a_run_that_changed_nothing(
 
     pairs = [m for m in history if _synthetic(m)]
     index = fast.index_pairs(pairs)
-    records = fast.fresh_records(fast.hooks, index) if index is not None else None
+    first = fast.fresh_run(fast.hooks, index) if index is not None else None
+    records = list(first.records) if first is not None else None
     run = asyncio.run(full.run(HookEvent.ON_REQUEST_START, history, request=REQUEST))
     read_nothing = all(
         h["refresh_condition"] and h["condition"] is None and "${" not in repr(h["arguments"])
@@ -114,13 +116,67 @@ def test_fresh_records_are_the_records_of_a_run_that_changed_nothing(
     _assert_as_a_run(records, run, history, read_nothing)
     if index is None:
         return
-    # The same index asked again at another time, as serve asks it turn after turn: it answers
-    # as a run at that time would, whatever it answered and remembered before.
+    # The same index asked again at another time, as serve asks it turn after turn, with the
+    # first answer: it answers as a run at that time would, whatever it answered and remembered
+    # before, whether the first answer is given again (a runner nothing watches) or not (one
+    # with an observer).
     later = data.draw(st.sampled_from(LATER), label="asked again at")
-    fast.clock = FixedClock(later)
     late = build(configs, version=0, concurrency=8, now=later)[0].get(HookRunner)
     late_run = asyncio.run(late.run(HookEvent.ON_REQUEST_START, history, request=REQUEST))
-    _assert_as_a_run(fast.fresh_records(fast.hooks, index), late_run, history, read_nothing)
+    unwatched = HookRunner(fast.hooks, clock=FixedClock(NOW), signing_keys=fast.signing_keys)
+    unwatched_first = unwatched.fresh_run(unwatched.hooks, index)
+    for runner, last in ((fast, first), (unwatched, unwatched_first)):
+        runner.clock = FixedClock(later)
+        again = runner.fresh_run(runner.hooks, index, last)
+        _assert_as_a_run(
+            None if again is None else list(again.records), late_run, history, read_nothing
+        )
+
+
+def test_a_runner_nothing_watches_gives_its_last_fresh_run_again_while_it_holds(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """serve's fresh turns: the last answer on the same pairs is given again from when it was
+    decided until the earliest expiry, unless something sees each run's records."""
+    configs = [
+        hook(tool_name=name, refresh_condition={"kind": "ttl", "ttl_minutes": minutes})
+        for name, minutes in (("alpha", 2), ("beta", 3))
+    ]
+    writer = build(configs, version=0, concurrency=8)[0].get(HookRunner)
+    start = [msg(role="user", content="hello")]
+    written = asyncio.run(writer.run(HookEvent.ON_REQUEST_START, start, request=REQUEST))
+    watched_app, observed = build(configs, version=0, concurrency=8)
+    watched = watched_app.get(HookRunner)
+    index = watched.index_pairs([m for m in written.messages if _synthetic(m)])
+    assert index is not None
+    runner = HookRunner(watched.hooks, clock=FixedClock(NOW), signing_keys=watched.signing_keys)
+
+    def at(now: float, last: Any, by: HookRunner = runner) -> Any:
+        by.clock = FixedClock(now)
+        return by.fresh_run(by.hooks, index, last)
+
+    first = at(NOW, None)
+    assert first is not None
+    assert (first.since, first.until) == (NOW, NOW + 120)  # alpha's 2 minutes end first
+    assert [r.outcome for r in first.records] == [HookOutcome.SKIPPED_FRESH] * 2
+    assert at(NOW + 119, first) is first
+    assert at(NOW + 120, first) is None  # alpha's pair expired
+    before = at(NOW - 1, first)  # decided afresh: a clock set back is no part of the window
+    assert before is not None
+    assert before is not first
+    assert before.since == NOW - 1
+    # Each run's records seen: by an observer, in the hook log.
+    again = at(NOW + 1, first, by=watched)
+    assert again is not None
+    assert again is not first
+    assert observed.records == list(again.records)
+    with caplog.at_level(logging.INFO, logger="agent_hooks.hooks"):
+        logged = at(NOW + 2, first)
+    assert logged is not None
+    assert logged is not first
+    assert [r.getMessage().split()[0] for r in caplog.records] == [
+        f"hook={r.hook}" for r in logged.records
+    ]
 
 
 LATER = [NOW - 3600, NOW - 61, NOW - 1, NOW, NOW + 30, NOW + 119, NOW + 120, NOW + 121, NOW + 400]

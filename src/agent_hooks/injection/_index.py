@@ -153,8 +153,8 @@ class HistoryIndex:
         """A fresh working copy of the pairs of ``prefix`` (one per group of hooks)."""
         return PrefixState(list(self._by_prefix.get(prefix, ())))
 
-    def is_fresh(self, prefix: str, rules: TrustRules, keys: SigningKeys) -> bool:
-        """:meth:`PrefixState.is_fresh` for the pairs of ``prefix`` as indexed (before any
+    def fresh_until(self, prefix: str, rules: TrustRules, keys: SigningKeys) -> float | None:
+        """:meth:`PrefixState.fresh_until` for the pairs of ``prefix`` as indexed (before any
         decision), remembered for as long as it holds: an index kept for many requests (the
         stored pairs of a conversation, turn after turn) decides each by a comparison.
 
@@ -165,12 +165,11 @@ class HistoryIndex:
         key = (prefix, rules.ttl_seconds, rules.check_content, keys)
         since, until = self._fresh.get(key, (0.0, 0.0))
         if since <= rules.now < until:
-            return True
+            return until
         expiry = PrefixState(self._by_prefix.get(prefix, [])).fresh_until(rules, keys)
-        if expiry is None:
-            return False
-        self._fresh[key] = (rules.now, expiry)
-        return True
+        if expiry is not None:
+            self._fresh[key] = (rules.now, expiry)
+        return expiry
 
     def place(
         self,

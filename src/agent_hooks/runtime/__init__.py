@@ -13,10 +13,11 @@ from agent_hooks.runtime._records import (
     HookRun,
     HookRunRecord,
 )
-from agent_hooks.runtime._runner import HookRunner
+from agent_hooks.runtime._runner import FreshRun, HookRunner
 
 __all__ = [
     "FAILED_OUTCOMES",
+    "FreshRun",
     "HookFailedError",
     "HookObserver",
     "HookOutcome",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
@@ -43,12 +44,12 @@ from agent_hooks.runtime._records import (
     HookRun,
     HookRunRecord,
 )
-from agent_hooks.runtime._telemetry import RunSpan, record_hook_span, run_span
+from agent_hooks.runtime._telemetry import RunSpan, record_hook_span, run_span, tracing
 from agent_hooks.tools import ToolCallResult, ToolCallResultEnricher
 from agent_hooks.tools._call_context import ToolCallContext, call_context
 from agent_hooks.tools._stages import StageReporter
 
-__all__ = ["ABANDON_GRACE_SECONDS", "HookRunner"]
+__all__ = ["ABANDON_GRACE_SECONDS", "FreshRun", "HookRunner"]
 
 logger = logging.getLogger("agent_hooks.hooks")
 
@@ -102,6 +103,17 @@ class _Outcome(NamedTuple):
 _FRESH = _Outcome(HookOutcome.SKIPPED_FRESH)
 
 
+class FreshRun(NamedTuple):
+    """A request-start run :meth:`HookRunner.fresh_run` decided from the pairs alone."""
+
+    records: tuple[HookRunRecord, ...]
+    since: float
+    """When it was decided (by the runner's clock)."""
+    until: float
+    """The earliest expiry of the pairs that made the hooks fresh: the same hooks on the same
+    pairs are decided the same way from ``since`` until then."""
+
+
 class HookRunner:
     """Runs the manifest's hooks for one event at a time; one instance serves every request."""
 
@@ -128,7 +140,7 @@ class HookRunner:
         self._fresh_records: dict[int, HookRunRecord] = {}
         """Each hook's last ``skipped_fresh`` record, by manifest index (:meth:`_record`)."""
         self._decides_by_freshness: tuple[Sequence[PreparedHook], bool] = ((), False)
-        """The hooks :meth:`fresh_records` was last asked about, and whether it can answer."""
+        """The hooks :meth:`fresh_run` was last asked about, and whether it can answer."""
 
     async def run(
         self,
@@ -238,7 +250,7 @@ class HookRunner:
         return result
 
     def index_pairs(self, pairs: Sequence[Message]) -> HistoryIndex | None:
-        """The index :meth:`fresh_records` reads: of ``pairs``, the synthetic pairs of a
+        """The index :meth:`fresh_run` reads: of ``pairs``, the synthetic pairs of a
         history whose other messages carry no synthetic-looking id (``serve`` removes the
         client's), in the history's order. ``None`` when one of them does not verify with the
         signing keys: a run would remove it, which only :meth:`run_hooks` does.
@@ -254,23 +266,28 @@ class HookRunner:
 
     @staticmethod
     def decides_by_freshness(hooks: Sequence[PreparedHook]) -> bool:
-        """Whether :meth:`fresh_records` can answer for ``hooks`` when they are fresh: each has
+        """Whether :meth:`fresh_run` can answer for ``hooks`` when they are fresh: each has
         a TTL and reads no context (no condition, no template, no host precondition)."""
         return bool(hooks) and all(
             hook.ttl_seconds is not None and not hook.needs_context and hook.precondition is None
             for hook in hooks
         )
 
-    def fresh_records(
-        self, hooks: Sequence[PreparedHook], pairs: HistoryIndex
-    ) -> list[HookRunRecord] | None:
+    def fresh_run(
+        self, hooks: Sequence[PreparedHook], pairs: HistoryIndex, last: FreshRun | None = None
+    ) -> FreshRun | None:
         """The records :meth:`run_hooks` would return for ``hooks`` at request start when each
         of them is TTL-fresh in ``pairs`` (of :meth:`index_pairs`) and reads no context (no
         condition, no template, no host precondition): such a run changes nothing and calls
         nothing, so it is decided here without the history. ``None`` when a hook is not decided
         that way; then :meth:`run_hooks` runs them all, as if this had not been asked.
 
-        The records are logged, traced and given to the observers as a run's are.
+        The records are logged, traced and given to the observers as a run's are. ``last``, this
+        method's answer before for the same ``hooks`` and ``pairs``, is the answer again while it
+        holds (every hook stays fresh until the earliest expiry) and nothing would see this run's
+        records (no observer, no tracer provider, the hook log below INFO): a long conversation's
+        fresh turns are then decided by a comparison, their records (latencies included) those of
+        the turn that decided first.
         """
         asked, decides = self._decides_by_freshness
         if hooks is not asked:  # a host asks about the same hooks every time (serve's manifest)
@@ -279,15 +296,25 @@ class HookRunner:
         if not decides:
             return None
         now = self.clock.now()
+        if last is not None and last.since <= now < last.until and not self._records_seen():
+            return last
         outcomes: dict[int, tuple[_Outcome, int, int]] = {}
+        until = math.inf
         for hook in hooks:
             started = time.time_ns()
-            if not pairs.is_fresh(hook.prefix, hook.rules(now), self.signing_keys):
+            expiry = pairs.fresh_until(hook.prefix, hook.rules(now), self.signing_keys)
+            if expiry is None:
                 return None
+            until = min(until, expiry)
             outcomes[hook.index] = (_FRESH, started, time.time_ns())
         event = HookEvent.ON_REQUEST_START
         with run_span(event) as span:
-            return self._records(hooks, event, outcomes, span)
+            return FreshRun(tuple(self._records(hooks, event, outcomes, span)), now, until)
+
+    def _records_seen(self) -> bool:
+        """Whether anything sees a run's records beyond its caller: an observer, a tracer
+        provider, the hook log at INFO (where every record is a line)."""
+        return bool(self.observers) or logger.isEnabledFor(logging.INFO) or tracing()
 
     def _records(
         self,

@@ -2,7 +2,7 @@
 
 In ``serve`` the only synthetic pairs of a history are the stored ones re-applied: the client's
 are removed before anything reads it. So whether every request-start hook is TTL-fresh depends on
-those pairs, not on the rest of the history (:meth:`~agent_hooks.HookRunner.fresh_records`). The
+those pairs, not on the rest of the history (:meth:`~agent_hooks.HookRunner.fresh_run`). The
 runner's index of them (:meth:`~agent_hooks.HookRunner.index_pairs`: their models, their
 signatures checked) is kept per stored pairs, the very objects the store decoded, which it hands
 out again as long as it keeps that text decoded (a shared load): a conversation's fresh turn then
@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from agent_hooks import HookRunner, HookRunRecord
 from agent_hooks.injection._index import HistoryIndex
+from agent_hooks.runtime import FreshRun
 from agent_hooks.serve._dialects import validate_messages
 from agent_hooks.serve._dialects._base import InvalidMessages
 from agent_hooks.serve._generations import Generation
@@ -39,6 +40,8 @@ class _Indexed(NamedTuple):
     pairs_index: HistoryIndex | None
     size: int
     in_anchor_order: bool
+    last_run: FreshRun | None = None
+    """The runner's last answer on these pairs, to be given again while it holds."""
 
 
 class FreshPairs:
@@ -53,7 +56,7 @@ class FreshPairs:
 
     def records(
         self, generation: Generation, kept: Sequence[StoredPair], *, held: bool
-    ) -> list[HookRunRecord] | None:
+    ) -> Sequence[HookRunRecord] | None:
         """The records of a run of ``generation``'s request-start hooks on a history whose only
         synthetic pairs are ``kept``, re-applied by
         :func:`~agent_hooks.state._conversation.reapply`; ``None`` unless every hook is fresh in
@@ -79,7 +82,13 @@ class FreshPairs:
             self._indexed.move_to_end(key)
         if indexed.pairs_index is None or not (held or indexed.in_anchor_order):
             return None
-        return runner.fresh_records(generation.start_hooks, indexed.pairs_index)
+        last = indexed.last_run
+        run = runner.fresh_run(generation.start_hooks, indexed.pairs_index, last)
+        if run is None:
+            return None
+        if run is not last and key in self._indexed:
+            self._indexed[key] = indexed._replace(last_run=run)
+        return run.records
 
     def _remember(
         self, key: tuple[int, ...], kept: Sequence[StoredPair], index: HistoryIndex | None

@@ -59,7 +59,7 @@ class Generation:
     decides_by_freshness: bool
     """Every request-start hook has a TTL and reads no context, so a turn whose stored pairs
     are fresh for all of them is decided from those pairs alone
-    (:meth:`~agent_hooks.HookRunner.fresh_records`)."""
+    (:meth:`~agent_hooks.HookRunner.fresh_run`)."""
 
     @classmethod
     def build(

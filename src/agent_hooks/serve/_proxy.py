@@ -128,6 +128,8 @@ class HooksProxy:
         self._fresh_pairs = FreshPairs()
         self._families: dict[str | None, Family] = {}
         """Each ``model`` sent lately and its family (an agent sends one model turn after turn)."""
+        self._outcomes: tuple[Sequence[HookRunRecord], str] = ((), "-")
+        """The last request-start records counted, and their access-log text."""
 
     async def handle(
         self, request: Request, dialect: Dialect, *, deployment: str | None = None
@@ -192,7 +194,7 @@ class HooksProxy:
         log_dropped(reapplied, logger)
         hooks_input = reapplied.history
         history: list[dict[str, Any]] = hooks_input
-        records: list[HookRunRecord] = []
+        records: Sequence[HookRunRecord] = ()
         if not dialect.counts_tokens:
             history, records = await self._run_hooks(
                 request, generation, hooks_input, context, work, reapplied.kept, parsed.held
@@ -386,7 +388,7 @@ class HooksProxy:
         work: Work,
         stored: Sequence[StoredPair],
         held: bool,
-    ) -> tuple[list[dict[str, Any]], list[HookRunRecord]]:
+    ) -> tuple[list[dict[str, Any]], Sequence[HookRunRecord]]:
         """The history to forward and the hooks' records: ``messages`` itself without hooks,
         or when every hook is fresh in the ``stored`` pairs re-applied to it (:class:`FreshPairs`:
         no model and no run).
@@ -426,7 +428,11 @@ class HooksProxy:
     def _counted(self, request: Request, records: Sequence[HookRunRecord]) -> None:
         """The request-start hooks' records into the metrics and the request's access line."""
         self._metrics.hooks(records)
-        request.state.hooks = _outcomes(records)
+        last, outcomes = self._outcomes
+        if records is not last:  # a fresh turn's records are often the last turn's very own
+            outcomes = _outcomes(records)
+            self._outcomes = (records, outcomes)
+        request.state.hooks = outcomes
 
     def _relay(self, dialect: Dialect, answer: UpstreamAnswer, turn: _Turn) -> StreamRelay:
         """Pass a successful answer's events on as they arrive; reassemble it on the way.

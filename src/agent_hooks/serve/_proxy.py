@@ -30,10 +30,11 @@ from agent_hooks.serve._dialects import (
     Dialect,
     ParsedRequest,
     RenderContext,
+    ToolDefinition,
     is_role_only,
 )
 from agent_hooks.serve._errors import ProxyError
-from agent_hooks.serve._families import Family, FamilyRule, model_family
+from agent_hooks.serve._families import FAMILIES, Family, FamilyRule, model_family
 from agent_hooks.serve._fresh import FreshPairs
 from agent_hooks.serve._generations import Generation, leased
 from agent_hooks.serve._limits import DEFAULT_MAX_BODY_BYTES, check_conversation_header, read_body
@@ -218,9 +219,12 @@ class HooksProxy:
             forwarded = raw  # nothing to write: the client's own bytes go, not a re-dump
         else:
             del raw  # written anew: the client's bytes are not kept beside the new ones
-            render_context = await self._render_context(
-                generation, parsed, pairs, reapplied.kept, records
+            tools = (
+                await _tool_definitions(generation, pairs)
+                if parsed.needs_tool_definitions()
+                else {}
             )
+            render_context = self._render_context(parsed, pairs, reapplied.kept, records, tools)
             forwarded = await work.run(lambda: parsed.render(history, render_context))
 
         async def commit(response_id: str | None) -> None:
@@ -333,17 +337,17 @@ class HooksProxy:
         key = conversation_key(source, first_user, digest_of=digests)
         return Conversation(key, source.value if source.kind != "user" else key)
 
-    async def _render_context(
+    def _render_context(
         self,
-        generation: Generation,
         parsed: ParsedRequest,
         pairs: Sequence[StoredPair],
         reapplied: Sequence[StoredPair],
         records: Sequence[HookRunRecord],
+        tools: Mapping[str, ToolDefinition],
     ) -> RenderContext:
         """Which pairs the upstream already holds, which go in text form, the definitions
-        of the tools of the pairs forwarded as tool calls, and the model family whose rules the
-        pairs follow."""
+        of the tools of the pairs forwarded as tool calls (``tools``), and the model family
+        whose rules the pairs follow."""
         unsent: frozenset[str] = frozenset()
         if parsed.held:
             unsent = frozenset(
@@ -353,19 +357,10 @@ class HooksProxy:
                 }
             )
         text_form = frozenset(entry.call_id for entry in pairs if entry.form == "text")
-        tools = {}
-        if parsed.needs_tool_definitions():
-            names = sorted(
-                {
-                    entry.assistant["tool_calls"][0]["function"]["name"]
-                    for entry in pairs
-                    if entry.form == "pair"
-                }
-            )
-            tools = await generation.tools.definitions(names) if names else {}
-        return RenderContext(
-            unsent=unsent, tools=tools, text_form=text_form, family=self._family(parsed.model)
-        )
+        family = self._family(parsed.model)
+        if not (unsent or tools or text_form):
+            return _PLAIN_CONTEXTS[family]
+        return RenderContext(unsent=unsent, tools=tools, text_form=text_form, family=family)
 
     def _family(self, model: str | None) -> Family:
         """:func:`model_family` of ``model`` under the ``--model-family`` rules, remembered."""
@@ -574,6 +569,26 @@ def _hook_context(parsed: ParsedRequest, conversation: Conversation | None) -> d
         "model": parsed.model,
     }
     return {key: value for key, value in context.items() if value is not None}
+
+
+_PLAIN_CONTEXTS = {family: RenderContext(family=family) for family in FAMILIES}
+"""The context of most turns, one per model family: every pair goes as a tool call, the upstream
+holds none of them, no tool is declared."""
+
+
+async def _tool_definitions(
+    generation: Generation, pairs: Sequence[StoredPair]
+) -> Mapping[str, ToolDefinition]:
+    """The definitions of the tools of ``pairs`` forwarded as tool calls (a dialect that must
+    declare them: Anthropic without tools of its own)."""
+    names = sorted(
+        {
+            entry.assistant["tool_calls"][0]["function"]["name"]
+            for entry in pairs
+            if entry.form == "pair"
+        }
+    )
+    return await generation.tools.definitions(names) if names else {}
 
 
 def _outcomes(records: Sequence[HookRunRecord]) -> str:

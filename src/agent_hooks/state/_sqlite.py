@@ -104,6 +104,7 @@ class SqliteStore(ConversationStore):
             name=f"sqlite store {path}", on_error=on_error, monotonic=monotonic, clock=clock
         )
         self.path = path
+        self._path_text = os.fspath(path)  # stat on every shared load: no conversion each time
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
@@ -142,7 +143,7 @@ class SqliteStore(ConversationStore):
         read makes anyway; SQLite's own check (a shared lock on the file) costs as much as the
         read it would spare. A file written all the time is read every time, as before."""
         try:
-            stat = os.stat(self.path)
+            stat = os.stat(self._path_text)
         except OSError:
             return None
         if time.time_ns() - stat.st_mtime_ns < _QUIET_NS:

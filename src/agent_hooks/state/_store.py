@@ -232,13 +232,14 @@ class ConversationStore(ABC):
             held is None or held.expires_at - now <= _UNREFRESHED_SECONDS or response_id is not None
         )
         fresh = None if due else held
+        # Nothing to write: what was held is held again, as the most recently used.
         if fresh is not None and as_loaded:
-            self._hold(key, *fresh)
+            self._held[key] = fresh
             return
         text = _encode(retained_pairs(pairs))
         digest = _digest(text)
         if fresh is not None and fresh.digest == digest:
-            self._hold(key, *fresh)
+            self._held[key] = fresh
             return
         entries = {key: text}
         if response_id is not None:

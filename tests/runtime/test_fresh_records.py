@@ -20,6 +20,7 @@ from agent_hooks import HookEvent, HookOutcome, HookRun, HookRunner, HookRunReco
 from agent_hooks.clock import FixedClock
 from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.messages import Message
+from agent_hooks.runtime import _runner
 from tests._support import msg
 from tests._support.manifests import hook
 from tests.runtime._kit import NOW, dumped
@@ -32,6 +33,7 @@ from tests.runtime.test_equivalence import (
     histories,
     with_key,
 )
+from tests.runtime.test_telemetry import exporter
 
 pytestmark = pytest.mark.usefixtures("preview_on")
 
@@ -134,10 +136,13 @@ def test_fresh_records_are_the_records_of_a_run_that_changed_nothing(
 
 
 def test_a_runner_nothing_watches_gives_its_last_fresh_run_again_while_it_holds(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """serve's fresh turns: the last answer on the same pairs is given again from when it was
     decided until the earliest expiry, unless something sees each run's records."""
+    # No tracer provider at first: the process may hold one another test installed (a global
+    # is set once), which the runner learns from ``tracing()``.
+    monkeypatch.setattr(_runner, "tracing", lambda: False)
     configs = [
         hook(tool_name=name, refresh_condition={"kind": "ttl", "ttl_minutes": minutes})
         for name, minutes in (("alpha", 2), ("beta", 3))
@@ -177,6 +182,19 @@ def test_a_runner_nothing_watches_gives_its_last_fresh_run_again_while_it_holds(
     assert [r.getMessage().split()[0] for r in caplog.records] == [
         f"hook={r.hook}" for r in logged.records
     ]
+    # ... and by a tracer provider: the run and its hooks are spans.
+    monkeypatch.undo()
+    spans = exporter()
+    spans.clear()
+    traced = at(NOW + 3, first)
+    assert traced is not None
+    assert traced is not first
+    assert sorted(span.name for span in spans.get_finished_spans()) == [
+        "agent_hooks.hook",
+        "agent_hooks.hook",
+        "agent_hooks.run",
+    ]
+    spans.clear()
 
 
 LATER = [NOW - 3600, NOW - 61, NOW - 1, NOW, NOW + 30, NOW + 119, NOW + 120, NOW + 121, NOW + 400]

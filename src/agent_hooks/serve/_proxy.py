@@ -187,7 +187,7 @@ class HooksProxy:
                 item_of=item_of,
                 hook_prefixes=generation.hook_prefixes,
                 held=parsed.held,
-                build=_same,
+                build=None,
                 digest_of=digests,
                 without_pairs=True,
             )
@@ -558,7 +558,7 @@ def _client_items(
 
 
 def _same_objects(these: Sequence[object], those: Sequence[object]) -> bool:
-    return len(these) == len(those) and all(map(operator.is_, these, those))
+    return these is those or (len(these) == len(those) and all(map(operator.is_, these, those)))
 
 
 def _hook_context(parsed: ParsedRequest, conversation: Conversation | None) -> dict[str, str]:

@@ -277,7 +277,7 @@ def reapply(
     item_of: Sequence[int],
     hook_prefixes: frozenset[str] | None,
     held: bool = False,
-    build: Callable[[dict[str, Any]], _M],
+    build: Callable[[dict[str, Any]], _M] | None,
     digest_of: Callable[[Any], str] = client_message_digest,
     without_pairs: bool = False,
 ) -> Reapplied:
@@ -292,7 +292,8 @@ def reapply(
     ``held``: the upstream holds the earlier turns (Responses' ``previous_response_id``): the
     pairs go before every message. A pair without an anchor (stored before anchors existed) goes
     after the first user message, as it used to. Pairs whose call id the history already holds
-    are not added twice. ``build`` turns a stored dict into the history's message type;
+    are not added twice. ``build`` turns a stored dict into the history's message type (``None``:
+    the history holds dicts, and gets the very ones the store decoded);
     ``digest_of`` gives an anchor item's :func:`client_message_digest`; ``without_pairs``: the
     history holds no synthetic pair (:func:`without_client_pairs` removed them), so none is
     looked for.
@@ -323,8 +324,9 @@ def reapply(
     if not kept:
         return Reapplied(list(history), [], anchor_changed, hook_gone)
     if held:
-        added = [build(message) for entry in kept for message in entry.pair]
-        return Reapplied([*added, *history], kept, anchor_changed, hook_gone)
+        added = [message for entry in kept for message in entry.pair]
+        built = added if build is None else map(build, added)
+        return Reapplied([*built, *history], kept, anchor_changed, hook_gone)
     positions = _insertion_points(history, kept, item_of)
     out: list[Any] = []
     at = 0
@@ -333,7 +335,7 @@ def reapply(
     ):  # sorted is stable: pairs at one position keep their stored order
         out.extend(history[at:position])
         at = max(at, position)
-        out.extend(map(build, entry.pair))
+        out.extend(entry.pair if build is None else map(build, entry.pair))
     out.extend(history[at:])
     return Reapplied(out, kept, anchor_changed, hook_gone)
 

@@ -20,7 +20,7 @@ from agent_hooks import HookEvent, HookOutcome, HookRun, HookRunner, HookRunReco
 from agent_hooks.clock import FixedClock
 from agent_hooks.injection._ids import is_synthetic_call_id
 from agent_hooks.messages import Message
-from agent_hooks.runtime import _runner
+from agent_hooks.runtime import _runner, _telemetry
 from tests._support import msg
 from tests._support.manifests import hook
 from tests.runtime._kit import NOW, dumped
@@ -183,7 +183,7 @@ def test_a_runner_nothing_watches_gives_its_last_fresh_run_again_while_it_holds(
         f"hook={r.hook}" for r in logged.records
     ]
     # ... and by a tracer provider: the run and its hooks are spans.
-    monkeypatch.undo()
+    monkeypatch.setattr(_runner, "tracing", _telemetry.tracing)
     spans = exporter()
     spans.clear()
     traced = at(NOW + 3, first)
